@@ -1,0 +1,54 @@
+"""tokstream: exact, fast tokenization for the inference side of LLMs.
+
+The public names of the API contract, and nothing else.
+
+>>> import tokstream
+>>> tok = tokstream.load("cl100k_base")
+>>> tok.encode("hello world")
+[15339, 1917]
+"""
+
+from __future__ import annotations
+
+import os
+
+from .errors import (
+    HashMismatchError,
+    InvalidTokenIdError,
+    SpecialTokenError,
+    TokenizerFileError,
+    TokstreamError,
+    UnknownTokenizerError,
+)
+from .tokenizer import Tokenizer
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Tokenizer",
+    "load",
+    "TokstreamError",
+    "InvalidTokenIdError",
+    "SpecialTokenError",
+    "UnknownTokenizerError",
+    "TokenizerFileError",
+    "HashMismatchError",
+]
+
+
+def load(name_or_path: str | os.PathLike[str]) -> Tokenizer:
+    """Load a tokenizer by name or path.
+
+    Names: ``"cl100k_base"``, ``"o200k_base"``, ``"r50k_base"`` (alias ``"gpt2"``),
+    ``"p50k_base"`` and ``"default"`` (o200k_base), all embedded and sha256-checked, so
+    no network is needed. A path may be a ``.tiktoken`` rank file named after one of
+    those encodings (its pattern and specials come from the name), or a folder holding
+    one. Unknown names raise ``UnknownTokenizerError`` (a ``ValueError``) listing the
+    known ones.
+
+    >>> load("gpt2").name
+    'r50k_base'
+    """
+    from .formats.registry import load as _load
+
+    return _load(name_or_path)

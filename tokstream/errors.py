@@ -1,0 +1,65 @@
+"""The exceptions tokstream raises.
+
+Every error is a ``ValueError`` subclass, so code written against the contract
+(``except ValueError``) keeps working, while callers that care can catch precisely::
+
+    ValueError
+     └── TokstreamError                 base of everything below
+          ├── InvalidTokenIdError       an id outside the vocabulary (decode, token_bytes, ...)
+          ├── SpecialTokenError         a disallowed special token's literal text in the input
+          ├── UnknownTokenizerError     tokstream.load() got a name it does not know
+          └── TokenizerFileError        a tokenizer file is malformed; names the file and line
+               └── HashMismatchError    a rank file's sha256 is not the expected one
+
+Wrong *types* (a ``bytes`` where ``str`` is expected) raise the built-in ``TypeError``.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "TokstreamError",
+    "InvalidTokenIdError",
+    "SpecialTokenError",
+    "UnknownTokenizerError",
+    "TokenizerFileError",
+    "HashMismatchError",
+]
+
+
+class TokstreamError(ValueError):
+    """Base class of every tokstream error."""
+
+
+class InvalidTokenIdError(TokstreamError):
+    """A token id that the tokenizer does not have (negative, too large, or a hole)."""
+
+    def __init__(self, token_id: object, name: str, n_vocab: int) -> None:
+        self.token_id = token_id
+        super().__init__(
+            f"token id {token_id!r} is out of range for {name!r} (n_vocab={n_vocab})"
+        )
+
+
+class SpecialTokenError(TokstreamError):
+    """The text holds the literal of a special token that the caller did not allow."""
+
+    def __init__(self, token: str, offset: int) -> None:
+        self.token = token
+        self.offset = offset
+        super().__init__(
+            f"text contains the special token {token!r} at offset {offset}; pass "
+            f"allowed_special={{{token!r}}} to encode it as that token, or "
+            f"disallowed_special=() to encode it as plain text"
+        )
+
+
+class UnknownTokenizerError(TokstreamError):
+    """``tokstream.load`` was given a name that is neither known nor a path."""
+
+
+class TokenizerFileError(TokstreamError):
+    """A tokenizer file is malformed. The message names the file and the line or JSON path."""
+
+
+class HashMismatchError(TokenizerFileError):
+    """A rank file does not have the sha256 it is published with."""

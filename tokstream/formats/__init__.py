@@ -1,0 +1,1 @@
+"""Tokenizer file formats: tiktoken rank files and the embedded registry."""

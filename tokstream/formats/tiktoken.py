@@ -1,0 +1,122 @@
+"""tiktoken rank files: one ``<base64 token> <rank>`` line per token.
+
+Reads the format tiktoken's ``load_tiktoken_bpe`` reads, and is stricter about damage:
+a bad line, bad base64, a duplicate token or rank, or a wrong sha256 raises
+``TokenizerFileError`` naming the file and the line.
+"""
+
+from __future__ import annotations
+
+import binascii
+import hashlib
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from ..errors import HashMismatchError, TokenizerFileError
+
+if TYPE_CHECKING:
+    from ..tokenizer import Tokenizer
+
+__all__ = ["parse_ranks", "load_tiktoken_file", "check_sha256"]
+
+
+def check_sha256(data: bytes, expected: str, source: str) -> None:
+    """Raise ``HashMismatchError`` unless ``sha256(data) == expected``."""
+    got = hashlib.sha256(data).hexdigest()
+    if got != expected.lower():
+        raise HashMismatchError(
+            f"{source}: sha256 {got[:12]}..., expected {expected[:12]}...; "
+            f"damaged file or another version?"
+        )
+
+
+def parse_ranks(data: bytes, source: str) -> dict[bytes, int]:
+    """Parse rank-file bytes into ``{token_bytes: rank}``.
+
+    ``source`` names the file in error messages. The fast loop assumes a good file;
+    on any failure a second, careful pass finds the first bad line and names it.
+    """
+    ranks: dict[bytes, int] = {}
+    lines = data.splitlines()
+    a2b = binascii.a2b_base64
+    try:
+        for line in lines:
+            if line:
+                token, rank = line.split()
+                ranks[a2b(token, strict_mode=True)] = int(rank)
+    except (ValueError, binascii.Error):
+        pass
+    else:
+        n_lines = sum(1 for line in lines if line)
+        if len(ranks) == n_lines and len(set(ranks.values())) == n_lines:
+            if not ranks or min(ranks.values()) >= 0:
+                if data and not data.endswith(b"\n") and n_lines:
+                    # A file cut mid-line can still parse; require the final newline.
+                    raise TokenizerFileError(
+                        f"{source}, line {len(lines)}: no newline at the end; "
+                        f"the file looks truncated"
+                    )
+                return ranks
+    _raise_first_bad_line(lines, source)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _raise_first_bad_line(lines: list[bytes], source: str) -> None:
+    seen_tokens: dict[bytes, int] = {}
+    seen_ranks: dict[int, int] = {}
+    for lineno, line in enumerate(lines, 1):
+        if not line:
+            continue
+        fields = line.split()
+        where = f"{source}, line {lineno}"
+        if len(fields) != 2:
+            raise TokenizerFileError(
+                f"{where}: expected '<base64 token> <rank>', got {line[:60]!r}"
+            )
+        try:
+            token = binascii.a2b_base64(fields[0], strict_mode=True)
+        except binascii.Error as e:
+            raise TokenizerFileError(f"{where}: bad base64 {fields[0][:60]!r} ({e})") from e
+        try:
+            rank = int(fields[1])
+        except ValueError as e:
+            raise TokenizerFileError(f"{where}: rank {fields[1][:30]!r} is not an integer") from e
+        if rank < 0:
+            raise TokenizerFileError(f"{where}: negative rank {rank}")
+        if token in seen_tokens:
+            raise TokenizerFileError(
+                f"{where}: token {token!r} already has rank {seen_tokens[token]} "
+                f"(line {seen_ranks[seen_tokens[token]]})"
+            )
+        if rank in seen_ranks:
+            raise TokenizerFileError(
+                f"{where}: duplicate rank {rank} (first on line {seen_ranks[rank]})"
+            )
+        seen_tokens[token] = rank
+        seen_ranks[rank] = lineno
+
+
+def load_tiktoken_file(
+    path: str | os.PathLike[str],
+    *,
+    pattern: str,
+    special_tokens: Mapping[str, int] | None = None,
+    name: str | None = None,
+    expected_hash: str | None = None,
+) -> Tokenizer:
+    """Read a rank file from disk and build its ``Tokenizer``."""
+    from ..tokenizer import Tokenizer
+
+    source = os.fspath(path)
+    try:
+        with open(source, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise TokenizerFileError(f"cannot read rank file {source!r}: {e.strerror}") from e
+    label = os.path.basename(source)
+    if expected_hash is not None:
+        check_sha256(data, expected_hash, label)
+    ranks = parse_ranks(data, label)
+    stem = name or os.path.basename(source).split(".")[0]
+    return Tokenizer(ranks, pattern=pattern, special_tokens=special_tokens, name=stem)

@@ -1,0 +1,90 @@
+"""Special tokens: the allow/disallow policy and the one matcher every encode path uses.
+
+Semantics are tiktoken's:
+
+- ``allowed_special`` (``"all"`` or a set) names specials whose literal text encodes
+  atomically to the special's id;
+- ``disallowed_special`` (default ``"all"``, meaning every special not allowed) names
+  specials whose literal text in the input is an error;
+- a special that is neither is encoded as plain text, and so is every special in
+  ``encode_ordinary``.
+
+Where two specials could match at one offset, the longer one wins (tiktoken's Rust
+alternation order is unspecified there; OpenAI's specials never overlap).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Collection, Iterator
+from typing import Literal, Union
+
+import regex
+
+from .errors import SpecialTokenError
+
+__all__ = ["SpecialSet", "SpecialPolicy", "resolve_policy"]
+
+#: What callers pass for ``allowed_special`` / ``disallowed_special``.
+SpecialSet = Union[Literal["all"], Collection[str]]
+
+
+class SpecialPolicy:
+    """The resolved policy for one call: which specials split the text, which raise."""
+
+    __slots__ = ("allowed", "disallowed")
+
+    def __init__(self, allowed: frozenset[str], disallowed: frozenset[str]) -> None:
+        self.allowed = allowed
+        self.disallowed = disallowed
+
+    def check(self, text: str) -> None:
+        """Raise ``SpecialTokenError`` for the first disallowed special in ``text``."""
+        if self.disallowed:
+            m = _matcher(self.disallowed).search(text)
+            if m is not None:
+                raise SpecialTokenError(m.group(), m.start())
+
+    def segments(self, text: str) -> Iterator[tuple[str, str | None]]:
+        """Yield ``(plain_text, special_or_None)`` pairs covering ``text`` in order."""
+        if not self.allowed:
+            yield text, None
+            return
+        pos = 0
+        for m in _matcher(self.allowed).finditer(text):
+            yield text[pos : m.start()], m.group()
+            pos = m.end()
+        yield text[pos:], None
+
+
+def resolve_policy(
+    specials: Collection[str],
+    allowed_special: SpecialSet,
+    disallowed_special: SpecialSet,
+) -> SpecialPolicy:
+    """Resolve the two arguments against the tokenizer's specials, as tiktoken does."""
+    known = frozenset(specials)
+    allowed = known if allowed_special == "all" else _as_set(allowed_special, "allowed_special")
+    if disallowed_special == "all":
+        disallowed = known - allowed
+    else:
+        disallowed = _as_set(disallowed_special, "disallowed_special")
+    # Only registered specials can be matched; others in the sets are ignored, as tiktoken.
+    return SpecialPolicy(allowed & known, disallowed & known)
+
+
+def _as_set(value: object, what: str) -> frozenset[str]:
+    if isinstance(value, str):
+        raise TypeError(f"{what} must be 'all' or a collection of strings, got {value!r}")
+    if isinstance(value, frozenset):
+        return value
+    try:
+        return frozenset(value)  # type: ignore[call-overload]
+    except TypeError as e:
+        raise TypeError(f"{what} must be 'all' or a collection of strings") from e
+
+
+@functools.lru_cache(maxsize=64)
+def _matcher(specials: frozenset[str]) -> regex.Pattern[str]:
+    alternatives = sorted(specials, key=lambda s: (-len(s), s))
+    return regex.compile("|".join(regex.escape(s) for s in alternatives))
