@@ -19,13 +19,21 @@ whitespace, neither of which can end on the non-space character; and no alternat
 looks behind. So the text can be cut at those spaces with the stdlib ``re`` engine
 (``split`` with a literal first character runs at about 60 MB/s) and each cut part
 ("`` word,``") looked up in a dict; only unseen parts run the full pattern.
-``Cut.space_safe`` records whether a pattern has this property; user patterns do not
-get it unless the caller vouches for them.
+``RegexSplit.space_safe`` records whether a pattern has this property; user patterns
+do not get it unless the caller vouches for them.
+
+Parts seen for the first time are split in bulk. On Python >= 3.11 (possessive
+quantifiers in ``re``), an ASCII-only part is split with a stdlib ``re`` translation of
+the named pattern under ``re.ASCII``; for ASCII input ``\p{L}`` is ``[A-Za-z]``,
+``\p{N}`` is ``[0-9]``, ``\s`` is ``[\t\n\v\f\r ]``, ``\p{M}``/``\p{Lt}``/``\p{Lm}``/
+``\p{Lo}`` are empty and ``$`` is ``\Z``, so the translation is exact there and runs
+about twice as fast as ``regex``. Other parts use the ``regex`` module.
 """
 
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable
 from typing import Final
 
@@ -67,6 +75,31 @@ PATTERNS: Final[dict[str, str]] = {
 # Patterns for which the space cut described in the module docstring is proven safe.
 _SPACE_SAFE: Final = frozenset({_GPT2, _CL100K, _O200K, _LLAMA3})
 
+_A_L, _A_N = "A-Za-z", "0-9"
+# Exact translations of the named patterns for ASCII-only input (see module notes).
+_ASCII_EQUIVALENT: Final[dict[str, str]] = {
+    _GPT2: rf"""'(?:[sdmt]|ll|ve|re)| ?[{_A_L}]++| ?[{_A_N}]++| ?[^\s{_A_L}{_A_N}]++|\s++\Z|\s+(?!\S)|\s""",
+    _CL100K: (
+        rf"""'(?i:[sdmt]|ll|ve|re)|[^\r\n{_A_L}{_A_N}]?+[{_A_L}]++|[{_A_N}]{{1,3}}+"""
+        rf"""| ?[^\s{_A_L}{_A_N}]++[\r\n]*+|\s++\Z|\s*[\r\n]|\s+(?!\S)|\s"""
+    ),
+    _O200K: "|".join(
+        [
+            rf"""[^\r\n{_A_L}{_A_N}]?[A-Z]*[a-z]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+            rf"""[^\r\n{_A_L}{_A_N}]?[A-Z]+[a-z]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+            rf"""[{_A_N}]{{1,3}}""",
+            rf""" ?[^\s{_A_L}{_A_N}]+[\r\n/]*""",
+            r"""\s*[\r\n]+""",
+            r"""\s+(?!\S)""",
+            r"""\s+""",
+        ]
+    ),
+    _LLAMA3: (
+        rf"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n{_A_L}{_A_N}]?[{_A_L}]+|[{_A_N}]{{1,3}}"""
+        rf"""| ?[^\s{_A_L}{_A_N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+    ),
+}
+
 # A space whose previous character is not whitespace. The pattern starts with a literal
 # so `re` jumps between spaces at memchr speed; stdlib `\S` (not str.isspace) is a subset
 # of "not White_Space", so the cut is only ever more conservative than the proof needs.
@@ -88,7 +121,7 @@ class RegexSplit:
     backtracking blow-up). ``cut`` is one stdlib ``re.split``.
     """
 
-    __slots__ = ("pattern", "_regex", "space_safe", "findall")
+    __slots__ = ("pattern", "_regex", "space_safe", "findall", "findall_ascii")
 
     def __init__(self, pattern: str, *, space_safe: bool | None = None) -> None:
         self.pattern = resolve_pattern(pattern)
@@ -105,6 +138,11 @@ class RegexSplit:
             ]
         else:
             self.findall = self._regex.findall
+        # For ASCII-only text; the same pieces as findall, faster (see module notes).
+        self.findall_ascii: Callable[[str], list[str]] = self.findall
+        ascii_pattern = _ASCII_EQUIVALENT.get(self.pattern)
+        if ascii_pattern is not None and sys.version_info >= (3, 11):
+            self.findall_ascii = re.compile(ascii_pattern, re.ASCII).findall
 
     def split(self, text: str) -> list[str]:
         """Return the pieces of ``text``."""

@@ -76,10 +76,8 @@ def resolve_policy(
 def _as_set(value: object, what: str) -> frozenset[str]:
     if isinstance(value, str):
         raise TypeError(f"{what} must be 'all' or a collection of strings, got {value!r}")
-    if isinstance(value, frozenset):
-        return value
     try:
-        return frozenset(value)  # type: ignore[call-overload]
+        return frozenset(value)  # type: ignore[call-overload,no-any-return]
     except TypeError as e:
         raise TypeError(f"{what} must be 'all' or a collection of strings") from e
 

@@ -1,22 +1,8 @@
 """``Tokenizer``: the pipeline text -> pre-tokens -> model -> ids, and decode back.
 
-This module composes the stages; each stage lives in its own module. It matches
-tiktoken's ``Encoding`` for byte-level BPE on rank files (ids, decode, special-token
-policy, lone surrogates).
-
-Performance notes
------------------
-A warm encode of English prose is: one stdlib ``re.split`` at safe spaces
-(``pre_tokenizers`` explains why those cuts are exact), then one dict lookup per part
-and one ``chain`` over the results, all in C. A part seen for the first time runs the
-full pre-tokenizer regex and a second dict, pre-token -> ids, whose misses run BPE.
-Both dicts are bounded (``_CACHE_LIMIT`` entries, cleared when full, so a stream of
-unique text cannot grow memory) and hold only short keys.
-
-Tried and dropped: class-coding the text with ``str.translate`` and matching an
-equivalent stdlib pattern (puretiktoken's approach; the translate alone runs at
-~40 MB/s once the text is not pure ASCII); matching the full pattern with ``regex``
-every time (13 MB/s).
+This module composes the stages; each stage lives in its own module, and the cached
+encode path in ``_fastpath``. It matches tiktoken's ``Encoding`` for byte-level BPE on
+rank files (ids, decode, special-token policy, lone surrogates).
 """
 
 from __future__ import annotations
@@ -25,11 +11,11 @@ import hashlib
 import os
 import struct
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from itertools import chain, islice
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
+from ._fastpath import PieceEncoder
 from .byte_level import bytes_to_proxy, proxy_to_bytes
 from .errors import InvalidTokenIdError
 from .models.bpe import BytePairEncoder
@@ -41,33 +27,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Tokenizer"]
 
-_CACHE_LIMIT: Final = 1 << 17
-# Longer keys are rarely repeated; caching them would only evict useful entries.
-_MAX_CACHED_LEN: Final = 64
 # encode_batch goes to worker processes above this many characters in total.
 _PARALLEL_MIN_CHARS: Final = 4 << 20
-
-
-class _IdCache(dict[str, tuple[int, ...]]):
-    """A bounded ``str -> ids`` dict that computes misses itself.
-
-    ``dict.__getitem__`` calls ``__missing__`` only on a miss, so hits stay in C and
-    ``map(cache.__getitem__, keys)`` needs no Python frame per key.
-    """
-
-    __slots__ = ("compute",)
-
-    def __init__(self, compute: Callable[[str], tuple[int, ...]]) -> None:
-        super().__init__()
-        self.compute = compute
-
-    def __missing__(self, key: str) -> tuple[int, ...]:
-        ids = self.compute(key)
-        if len(key) <= _MAX_CACHED_LEN:
-            if len(self) >= _CACHE_LIMIT:
-                self.clear()
-            self[key] = ids
-        return ids
 
 
 class Tokenizer:
@@ -123,16 +84,7 @@ class Tokenizer:
         self._table = table
         self._n_vocab = n_vocab
 
-        piece = self._model.encode_piece
-        self._pieces = _IdCache(lambda p: piece(p.encode("utf-8")))
-        pieces_get = self._pieces.__getitem__
-        findall = self._pre.findall
-        self._chunk_ids: Callable[[str], tuple[int, ...]] = lambda chunk: tuple(
-            chain.from_iterable(map(pieces_get, findall(chunk)))
-        )
-        chunk_ids = self._chunk_ids
-        # A cut part stands for " " + part (see RegexSplit.cut).
-        self._parts = _IdCache(lambda part: chunk_ids(" " + part))
+        self._fast = PieceEncoder(self._pre, self._model.encode_piece, ranks)
 
     # ------------------------------------------------------------------ loading
 
@@ -278,11 +230,7 @@ class Tokenizer:
         return out
 
     def _encode_plain(self, text: str) -> list[int]:
-        parts = self._pre.cut(text)
-        out = list(self._chunk_ids(parts[0]))
-        if len(parts) > 1:
-            out += chain.from_iterable(map(self._parts.__getitem__, islice(parts, 1, None)))
-        return out
+        return self._fast.encode(text)
 
     # ----------------------------------------------------------------- decoding
 
@@ -295,7 +243,7 @@ class Tokenizer:
         ids = ids if isinstance(ids, (list, tuple)) else list(ids)
         table = self._table
         try:
-            data = b"".join(map(table.__getitem__, ids))
+            data = b"".join(map(table.__getitem__, ids))  # type: ignore[arg-type]
         except (IndexError, TypeError):
             data = None
         if data is None or (ids and min(ids) < 0):

@@ -1,0 +1,229 @@
+"""The cached encode path: pre-tokenize and segment ordinary text (no specials) fast.
+
+``PieceEncoder.encode(text)`` returns exactly ``[id for piece in pre.split(text) for id
+in encode_piece(piece)]``; everything here only makes that cheaper.
+
+Performance notes
+-----------------
+Two bounded dicts: *parts* (the text between two safe spaces, see
+``pre_tokenizers``) -> ids, and *pieces* (pre-tokens) -> ids. A warm call on prose is
+``str.split(" ")`` (~130 MB/s) plus one C-level ``map`` over the part dict and a
+``chain`` of the values: no Python frame per part.
+
+``str.split(" ")`` also cuts at *unsafe* spaces (after whitespace, as in ``"a  b"`` or
+``"\\n  x"``). An element is *clean* when it is non-empty and does not end in
+whitespace; the space after a clean element is safe. Only clean elements are ever
+stored, so an unclean one raises ``KeyError`` in the warm map and is repaired by
+joining it with the elements that follow, up to the next clean one. Text with many
+unsafe spaces (indented code) is instead cut with the exact regex
+(``RegexSplit.cut``, ~60 MB/s), whose parts are all safe.
+
+A part not seen before switches the call to the bulk path: the unseen parts are split
+and assembled with C-level ``map``s, and only BPE of unseen pieces runs Python per
+item. Keys longer than ``MAX_CACHED_LEN`` are computed each time and never stored.
+
+Cost: memory is bounded by ``CACHE_LIMIT`` entries per dict (keys at most
+``MAX_CACHED_LEN`` characters); a dict that would overflow is cleared, so a stream of
+unique text cannot grow it. Time is linear in the text plus BPE of unseen pieces.
+``bench/encode.py`` has the figures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from functools import partial
+from itertools import chain, islice
+from typing import Final
+
+from .pre_tokenizers import RegexSplit
+
+__all__ = ["PieceEncoder", "CACHE_LIMIT", "MAX_CACHED_LEN"]
+
+CACHE_LIMIT: Final = 1 << 17
+# Longer keys are rarely repeated; caching them would only evict useful entries.
+MAX_CACHED_LEN: Final = 64
+
+Ids = tuple[int, ...]
+
+
+class _Cold(Exception):
+    """A part that was never seen: restart the call on the bulk path."""
+
+
+def _clean(element: str) -> bool:
+    # str.isspace is a superset of White_Space, so "clean" is conservative.
+    return bool(element) and not element[-1].isspace()
+
+
+class _Bounded(dict[str, Ids]):
+    """A dict of at most ``CACHE_LIMIT`` short keys."""
+
+    __slots__ = ()
+
+    def store(self, fresh: Mapping[str, Ids]) -> None:
+        keep = {k: v for k, v in fresh.items() if len(k) <= MAX_CACHED_LEN}
+        if len(self) + len(keep) > CACHE_LIMIT:
+            self.clear()
+        self.update(keep)
+
+
+class _PieceCache(_Bounded):
+    """pre-token -> ids; a miss is computed (and kept when short)."""
+
+    __slots__ = ("compute",)
+
+    def __init__(self, compute: Callable[[str], Ids]) -> None:
+        super().__init__()
+        self.compute = compute
+
+    def __missing__(self, key: str) -> Ids:
+        ids = self.compute(key)
+        if len(key) <= MAX_CACHED_LEN:
+            if len(self) >= CACHE_LIMIT:
+                self.clear()
+            self[key] = ids
+        return ids
+
+
+class _PartCache(_Bounded):
+    """part -> ids of ``" " + part``; a short or unclean miss raises ``KeyError``."""
+
+    __slots__ = ("compute",)
+
+    def __init__(self, compute: Callable[[str], Ids]) -> None:
+        super().__init__()
+        self.compute = compute
+
+    def __missing__(self, key: str) -> Ids:
+        if len(key) > MAX_CACHED_LEN and _clean(key):
+            return self.compute(" " + key)
+        raise KeyError(key)
+
+
+class PieceEncoder:
+    """Pre-tokenize with ``pre`` and encode each piece with ``encode_piece``, cached.
+
+    ``encode_piece`` takes a piece's UTF-8 bytes; ``ranks`` answers the common case
+    (the piece is one token) without calling it. ``encode`` raises
+    ``UnicodeEncodeError`` on lone surrogates; the caller replaces them and retries.
+    """
+
+    __slots__ = ("pre", "ranks", "encode_piece", "_pieces", "_parts", "chunk_ids")
+
+    def __init__(
+        self,
+        pre: RegexSplit,
+        encode_piece: Callable[[bytes], Ids],
+        ranks: Mapping[bytes, int],
+    ) -> None:
+        self.pre = pre
+        self.ranks = ranks
+        self.encode_piece = encode_piece
+        self._pieces = _PieceCache(lambda p: encode_piece(p.encode("utf-8")))
+        pieces_get = self._pieces.__getitem__
+        findall = pre.findall
+
+        def chunk_ids(chunk: str) -> Ids:
+            return tuple(chain.from_iterable(map(pieces_get, findall(chunk))))
+
+        self.chunk_ids = chunk_ids
+        self._parts = _PartCache(chunk_ids)
+
+    def encode(self, text: str) -> list[int]:
+        """The ids of ``text`` (no special-token handling)."""
+        if not self.pre.space_safe:
+            return list(self.chunk_ids(text))
+        # Indentation means many unsafe spaces; the regex cut avoids repairing each.
+        if text.count("  ") + text.count("\n ") > (len(text) >> 9):
+            return self._encode_cut(text)
+        try:
+            return self._encode_split(text)
+        except _Cold:
+            return self._encode_cut(text)
+
+    def _encode_split(self, text: str) -> list[int]:
+        elements = iter(text.split(" "))
+        head = next(elements)
+        if head and not _clean(head):
+            for nxt in elements:
+                head += " " + nxt
+                if _clean(nxt):
+                    break
+        out = list(self.chunk_ids(head))
+        get = self._parts.__getitem__
+        while True:
+            try:
+                # On KeyError, CPython's list.extend keeps the ids appended before it.
+                out += chain.from_iterable(map(get, elements))
+                return out
+            except KeyError as e:
+                key = e.args[0]
+                if not isinstance(key, str):
+                    raise
+                if _clean(key):
+                    raise _Cold from None
+                chunk = " " + key
+                for nxt in elements:
+                    chunk += " " + nxt
+                    if _clean(nxt):
+                        break
+                out += self.chunk_ids(chunk)
+
+    def _encode_cut(self, text: str) -> list[int]:
+        parts = self.pre.cut(text)
+        out = list(self.chunk_ids(parts[0]))
+        if len(parts) == 1:
+            return out
+        # Every part but the last ends before a safe space; the last ends the text and
+        # may be unclean (never cached), so it is encoded on its own.
+        last = parts.pop()
+        start = len(out)
+        try:
+            out += chain.from_iterable(map(self._parts.__getitem__, islice(parts, 1, None)))
+        except KeyError:
+            del out[start:]
+            out += self._encode_parts_bulk(parts)
+        out += self.chunk_ids(" " + last)
+        return out
+
+    def _encode_parts_bulk(self, parts: list[str]) -> list[int]:
+        """Encode ``parts[1:]`` (all clean safe cuts), computing unseen ones in bulk."""
+        unseen = [
+            p
+            for p in set(islice(parts, 1, None)).difference(self._parts)
+            if len(p) <= MAX_CACHED_LEN
+        ]
+        ascii_parts = [p for p in unseen if p.isascii()]
+        other = [p for p in unseen if not p.isascii()]
+        split = [
+            *map(self.pre.findall_ascii, map(" ".__add__, ascii_parts)),
+            *map(self.pre.findall, map(" ".__add__, other)),
+        ]
+        self._fill_pieces(set(chain.from_iterable(split)))
+        get = self._pieces.__getitem__
+        fresh = dict(
+            zip(
+                ascii_parts + other,
+                map(tuple, map(chain.from_iterable, map(partial(map, get), split))),
+            )
+        )
+        self._parts.store(fresh)
+        # `fresh` first: storing may have cleared the cache to keep its bound, and then
+        # a part seen before this call is computed again.
+        lookup, cached, compute = fresh.get, self._parts.get, self.chunk_ids
+        return list(
+            chain.from_iterable(
+                [lookup(p) or cached(p) or compute(" " + p) for p in islice(parts, 1, None)]
+            )
+        )
+
+    def _fill_pieces(self, pieces: set[str]) -> None:
+        unseen = list(pieces.difference(self._pieces))
+        if not unseen:
+            return
+        # Most pieces are tokens themselves: a C-level lookup each, BPE for the rest.
+        raw = list(map(str.encode, unseen))
+        found = list(map(self.ranks.get, raw))
+        encode_piece = self.encode_piece
+        ids = [(r,) if r is not None else encode_piece(b) for r, b in zip(found, raw)]
+        self._pieces.store(dict(zip(unseen, ids)))
