@@ -131,6 +131,9 @@ class PieceEncoder:
 
     def encode(self, text: str) -> list[int]:
         """The ids of ``text`` (no special-token handling)."""
+        if self.pre.needs_unicode16(text):
+            # Rare: no part cache, whose entries assume the plain pattern.
+            return list(chain.from_iterable(map(self._pieces.__getitem__, self.pre.findall_unicode16(text))))
         if not self.pre.space_safe:
             return list(self.chunk_ids(text))
         # Indentation means many unsafe spaces; the regex cut avoids repairing each.

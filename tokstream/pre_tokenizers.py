@@ -1,4 +1,4 @@
-"""Pre-tokenization: cut text into the pieces the segmentation model encodes one by one.
+r"""Pre-tokenization: cut text into the pieces the segmentation model encodes one by one.
 
 Implemented here: regex splitting with tiktoken's exact patterns (``gpt2``/``r50k_base``,
 ``p50k_base``, ``cl100k_base``, ``o200k_base``) and Llama 3's, or any pattern string
@@ -28,10 +28,22 @@ the named pattern under ``re.ASCII``; for ASCII input ``\p{L}`` is ``[A-Za-z]``,
 ``\p{N}`` is ``[0-9]``, ``\s`` is ``[\t\n\v\f\r ]``, ``\p{M}``/``\p{Lt}``/``\p{Lm}``/
 ``\p{Lo}`` are empty and ``$`` is ``\Z``, so the translation is exact there and runs
 about twice as fast as ``regex``. Other parts use the ``regex`` module.
+
+Unicode versions
+----------------
+tiktoken's Rust engine classifies characters by Unicode 16.0; the ``regex`` module
+follows whatever version its release ships (17.0 in 2026.5: CJK Extension J became
+letters, U+0295 moved from Ll to Lo). Spelling the classes out as 16.0 ranges makes
+matching ~15x slower, so the named tiktoken patterns keep ``\p{..}`` and
+``needs_unicode16(text)`` flags the rare text holding a character whose class
+differs; ``findall_unicode16`` then matches a copy of the text in which each such
+character is replaced by a stand-in of its Unicode 16.0 class, and slices the
+original text at the same offsets. ``tools/gen_unicode16.py`` records the data.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from collections.abc import Callable
@@ -106,6 +118,36 @@ _ASCII_EQUIVALENT: Final[dict[str, str]] = {
 _SAFE_SPACE: Final = re.compile(r" (?<=\S )")
 
 
+# A stand-in character per Unicode 16.0 general category, for findall_unicode16. Any
+# character the patterns treat as "other" (not a letter, mark, number or whitespace,
+# and none of the literals ' / \r \n) stands in for every other category.
+_STAND_IN: Final = {
+    "Lu": "Q", "Ll": "q", "Lt": "\u01c5", "Lm": "\u02b0", "Lo": "\u05d0",
+    "Mn": "\u0300", "Mc": "\u0903", "Me": "\u20dd",
+    "Nd": "5", "Nl": "\u216b", "No": "\u00b2",
+}
+_OTHER: Final = "\u0378"  # unassigned in every Unicode version so far
+
+
+@functools.lru_cache(maxsize=1)
+def _unicode16_fixes() -> tuple[regex.Pattern[str] | None, dict[int, str]]:
+    """The guard pattern and the translate table for findall_unicode16.
+
+    Computed once per process, on first use (about 40 ms): the code points the
+    installed ``regex`` assigns but Unicode 16.0 does not are found by one C-level
+    scan, so a newer ``regex`` release needs no new data.
+    """
+    from ._unicode16 import RECLASSIFIED, UNASSIGNED
+
+    probe = "".join(["".join(map(chr, range(a, b + 1))) for a, b in UNASSIGNED])
+    table = {ord(c): _OTHER for c in regex.findall(r"\P{Cn}", probe)}
+    table.update({cp: _STAND_IN.get(cat, _OTHER) for cp, cat in RECLASSIFIED.items()})
+    if not table:
+        return None, table
+    body = "".join(f"\\U{cp:08X}" for cp in sorted(table))
+    return regex.compile(f"[{body}]"), table
+
+
 def resolve_pattern(pattern: str) -> str:
     """Return the regex for ``pattern``, which is a name from ``PATTERNS`` or a regex."""
     return PATTERNS.get(pattern, pattern)
@@ -121,7 +163,7 @@ class RegexSplit:
     backtracking blow-up). ``cut`` is one stdlib ``re.split``.
     """
 
-    __slots__ = ("pattern", "_regex", "space_safe", "findall", "findall_ascii")
+    __slots__ = ("pattern", "_regex", "space_safe", "findall", "findall_ascii", "_unicode16")
 
     def __init__(self, pattern: str, *, space_safe: bool | None = None) -> None:
         self.pattern = resolve_pattern(pattern)
@@ -143,6 +185,23 @@ class RegexSplit:
         ascii_pattern = _ASCII_EQUIVALENT.get(self.pattern)
         if ascii_pattern is not None and sys.version_info >= (3, 11):
             self.findall_ascii = re.compile(ascii_pattern, re.ASCII).findall
+        # tiktoken's patterns follow Unicode 16.0 (see module notes).
+        self._unicode16 = self.pattern in _ASCII_EQUIVALENT
+
+    def needs_unicode16(self, text: str) -> bool:
+        """True when ``text`` holds a character that ``regex`` classes unlike Unicode 16.0.
+
+        Always False for ASCII text and for patterns other than tiktoken's.
+        """
+        if not self._unicode16 or text.isascii():
+            return False
+        guard, _ = _unicode16_fixes()
+        return guard is not None and guard.search(text) is not None
+
+    def findall_unicode16(self, text: str) -> list[str]:
+        """``findall`` with Unicode 16.0 character classes, as tiktoken matches."""
+        _, table = _unicode16_fixes()
+        return [text[m.start() : m.end()] for m in self._regex.finditer(text.translate(table))]
 
     def split(self, text: str) -> list[str]:
         """Return the pieces of ``text``."""

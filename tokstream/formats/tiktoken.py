@@ -8,8 +8,11 @@ a bad line, bad base64, a duplicate token or rank, or a wrong sha256 raises
 from __future__ import annotations
 
 import binascii
+import functools
 import hashlib
 import os
+import re
+import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -19,6 +22,16 @@ if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
 
 __all__ = ["parse_ranks", "load_tiktoken_file", "check_sha256"]
+
+if sys.version_info >= (3, 11):
+    _b64decode = functools.partial(binascii.a2b_base64, strict_mode=True)
+else:  # pragma: no cover - strict_mode is new in 3.11
+    _B64 = re.compile(rb"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
+
+    def _b64decode(token: bytes) -> bytes:
+        if _B64.fullmatch(token) is None:
+            raise binascii.Error("not canonical base64")
+        return binascii.a2b_base64(token)
 
 
 def check_sha256(data: bytes, expected: str, source: str) -> None:
@@ -39,12 +52,12 @@ def parse_ranks(data: bytes, source: str) -> dict[bytes, int]:
     """
     ranks: dict[bytes, int] = {}
     lines = data.splitlines()
-    a2b = binascii.a2b_base64
+    a2b = _b64decode
     try:
         for line in lines:
             if line:
                 token, rank = line.split()
-                ranks[a2b(token, strict_mode=True)] = int(rank)
+                ranks[a2b(token)] = int(rank)
     except (ValueError, binascii.Error):
         pass
     else:
@@ -75,7 +88,7 @@ def _raise_first_bad_line(lines: list[bytes], source: str) -> None:
                 f"{where}: expected '<base64 token> <rank>', got {line[:60]!r}"
             )
         try:
-            token = binascii.a2b_base64(fields[0], strict_mode=True)
+            token = _b64decode(fields[0])
         except binascii.Error as e:
             raise TokenizerFileError(f"{where}: bad base64 {fields[0][:60]!r} ({e})") from e
         try:
