@@ -31,7 +31,6 @@ unique text cannot grow it. Time is linear in the text plus BPE of unseen pieces
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from functools import partial
 from itertools import chain, islice
 from typing import Final
 
@@ -50,6 +49,10 @@ class _Cold(Exception):
     """A part that was never seen: restart the call on the bulk path."""
 
 
+class _Unicode16(Exception):
+    """A new piece holds a character that Unicode 16.0 classes differently."""
+
+
 def _clean(element: str) -> bool:
     # str.isspace is a superset of White_Space, so "clean" is conservative.
     return bool(element) and not element[-1].isspace()
@@ -60,11 +63,14 @@ class _Bounded(dict[str, Ids]):
 
     __slots__ = ()
 
-    def store(self, fresh: Mapping[str, Ids]) -> None:
+    def store(self, fresh: Mapping[str, Ids]) -> bool:
+        """Insert the short keys of ``fresh``; True when older entries were evicted."""
         keep = {k: v for k, v in fresh.items() if len(k) <= MAX_CACHED_LEN}
-        if len(self) + len(keep) > CACHE_LIMIT:
+        evict = len(self) + len(keep) > CACHE_LIMIT
+        if evict:
             self.clear()
         self.update(keep)
+        return evict
 
 
 class _PieceCache(_Bounded):
@@ -119,7 +125,16 @@ class PieceEncoder:
         self.pre = pre
         self.ranks = ranks
         self.encode_piece = encode_piece
-        self._pieces = _PieceCache(lambda p: encode_piece(p.encode("utf-8")))
+        needs_unicode16 = pre.needs_unicode16
+
+        def checked(piece: str) -> Ids:
+            # Every character lands in some piece, and pieces holding one of these
+            # characters are never stored, so checking misses catches every such text.
+            if needs_unicode16(piece):
+                raise _Unicode16
+            return encode_piece(piece.encode("utf-8"))
+
+        self._pieces = _PieceCache(checked)
         pieces_get = self._pieces.__getitem__
         findall = pre.findall
 
@@ -131,9 +146,12 @@ class PieceEncoder:
 
     def encode(self, text: str) -> list[int]:
         """The ids of ``text`` (no special-token handling)."""
-        if self.pre.needs_unicode16(text):
-            # Rare: no part cache, whose entries assume the plain pattern.
-            return list(chain.from_iterable(map(self._pieces.__getitem__, self.pre.findall_unicode16(text))))
+        try:
+            return self._encode(text)
+        except _Unicode16:
+            return self._encode_unicode16(text)
+
+    def _encode(self, text: str) -> list[int]:
         if not self.pre.space_safe:
             return list(self.chunk_ids(text))
         # Indentation means many unsafe spaces; the regex cut avoids repairing each.
@@ -204,19 +222,33 @@ class PieceEncoder:
         ]
         self._fill_pieces(set(chain.from_iterable(split)))
         get = self._pieces.__getitem__
+        # Most parts are one piece, whose ids tuple is reused as it is.
         fresh = dict(
             zip(
                 ascii_parts + other,
-                map(tuple, map(chain.from_iterable, map(partial(map, get), split))),
+                [
+                    get(pieces[0]) if len(pieces) == 1 else tuple(chain.from_iterable(map(get, pieces)))
+                    for pieces in split
+                ],
             )
         )
-        self._parts.store(fresh)
-        # `fresh` first: storing may have cleared the cache to keep its bound, and then
-        # a part seen before this call is computed again.
+        evicted = self._parts.store(fresh)
+        rest = islice(parts, 1, None)
+        if not evicted:
+            # Nothing was evicted: every short part is cached now, long ones compute.
+            return list(chain.from_iterable(map(self._parts.__getitem__, rest)))
+        # The store cleared the cache to keep its bound; parts seen before this call
+        # are computed again.
         lookup, cached, compute = fresh.get, self._parts.get, self.chunk_ids
+        return list(chain.from_iterable([lookup(p) or cached(p) or compute(" " + p) for p in rest]))
+
+    def _encode_unicode16(self, text: str) -> list[int]:
+        """Rare path for text that tiktoken's Unicode 16.0 splits differently: no caches
+        but the piece dict (BPE of bytes does not depend on Unicode versions)."""
+        get, encode_piece = self._pieces.get, self.encode_piece
         return list(
             chain.from_iterable(
-                [lookup(p) or cached(p) or compute(" " + p) for p in islice(parts, 1, None)]
+                [get(p) or encode_piece(p.encode("utf-8")) for p in self.pre.findall_unicode16(text)]
             )
         )
 
@@ -224,6 +256,8 @@ class PieceEncoder:
         unseen = list(pieces.difference(self._pieces))
         if not unseen:
             return
+        if any(map(self.pre.needs_unicode16, unseen)):
+            raise _Unicode16
         # Most pieces are tokens themselves: a C-level lookup each, BPE for the rest.
         raw = list(map(str.encode, unseen))
         found = list(map(self.ranks.get, raw))
