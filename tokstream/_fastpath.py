@@ -15,7 +15,8 @@ Two bounded dicts: *parts* (the text between two safe spaces, see
 whitespace; the space after a clean element is safe. Only clean elements are ever
 stored, so an unclean one raises ``KeyError`` in the warm map and is repaired by
 joining it with the elements that follow, up to the next clean one. Text with many
-unsafe spaces (indented code) is instead cut with the exact regex
+unsafe spaces (indented code: more than one per 128 characters, judged on the first
+8 KiB and enforced by a repair budget) is instead cut with the exact regex
 (``RegexSplit.cut``, ~60 MB/s), whose parts are all safe.
 
 A part not seen before switches the call to the bulk path: the unseen parts are split
@@ -154,12 +155,14 @@ class PieceEncoder:
     def _encode(self, text: str) -> list[int]:
         if not self.pre.space_safe:
             return list(self.chunk_ids(text))
-        # Indentation means many unsafe spaces; the regex cut avoids repairing each.
-        if text.count("  ") + text.count("\n ") > (len(text) >> 9):
+        # Guess from the first 8 KiB whether the text is indented (see module notes).
+        if text.count("  ", 0, 8192) + text.count("\n ", 0, 8192) > (min(len(text), 8192) >> 7):
             return self._encode_cut(text)
         try:
             return self._encode_split(text)
         except _Cold:
+            # An unseen part, or so many unsafe spaces (indented code) that repairing
+            # each costs more than the exact regex cut.
             return self._encode_cut(text)
 
     def _encode_split(self, text: str) -> list[int]:
@@ -172,6 +175,7 @@ class PieceEncoder:
                     break
         out = list(self.chunk_ids(head))
         get = self._parts.__getitem__
+        repairs_left = 16 + (len(text) >> 7)
         while True:
             try:
                 # On KeyError, CPython's list.extend keeps the ids appended before it.
@@ -181,14 +185,22 @@ class PieceEncoder:
                 key = e.args[0]
                 if not isinstance(key, str):
                     raise
-                if _clean(key):
+                repairs_left -= 1
+                if _clean(key) or not repairs_left:
                     raise _Cold from None
-                chunk = " " + key
+                # Join up to the next clean element: that is one cut part, cacheable
+                # under its own text (the last one, ending the text, may be unclean).
+                part = key
                 for nxt in elements:
-                    chunk += " " + nxt
+                    part += " " + nxt
                     if _clean(nxt):
                         break
-                out += self.chunk_ids(chunk)
+                ids = self._parts.get(part)
+                if ids is None:
+                    ids = self.chunk_ids(" " + part)
+                    if _clean(part) and len(part) <= MAX_CACHED_LEN:
+                        self._parts.store({part: ids})
+                out += ids
 
     def _encode_cut(self, text: str) -> list[int]:
         parts = self.pre.cut(text)
