@@ -35,9 +35,14 @@ class InvalidTokenIdError(TokstreamError):
 
     def __init__(self, token_id: object, name: str, n_vocab: int) -> None:
         self.token_id = token_id
+        self._args = (token_id, name, n_vocab)
         super().__init__(
             f"token id {token_id!r} is out of range for {name!r} (n_vocab={n_vocab})"
         )
+
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
+        # Errors cross process boundaries (encode_batch's pool) by pickling.
+        return (type(self), self._args)
 
 
 class SpecialTokenError(TokstreamError):
@@ -46,11 +51,15 @@ class SpecialTokenError(TokstreamError):
     def __init__(self, token: str, offset: int) -> None:
         self.token = token
         self.offset = offset
+        self._args = (token, offset)
         super().__init__(
             f"text contains the special token {token!r} at offset {offset}; pass "
             f"allowed_special={{{token!r}}} to encode it as that token, or "
             f"disallowed_special=() to encode it as plain text"
         )
+
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
+        return (type(self), self._args)
 
 
 class UnknownTokenizerError(TokstreamError):

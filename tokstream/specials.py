@@ -69,8 +69,9 @@ def resolve_policy(
         disallowed = known - allowed
     else:
         disallowed = _as_set(disallowed_special, "disallowed_special")
-    # Only registered specials can be matched; others in the sets are ignored, as tiktoken.
-    return SpecialPolicy(allowed & known, disallowed & known)
+    # Only registered specials encode as a token. Any string named in disallowed_special
+    # is checked, registered or not, as tiktoken checks it.
+    return SpecialPolicy(allowed & known, disallowed)
 
 
 def _as_set(value: object, what: str) -> frozenset[str]:

@@ -28,6 +28,8 @@ from __future__ import annotations
 import heapq
 from collections.abc import Mapping
 
+from ..errors import TokstreamError
+
 __all__ = ["BytePairEncoder"]
 
 _BUCKETS_MIN = 24
@@ -51,8 +53,8 @@ class BytePairEncoder:
     def encode_piece(self, piece: bytes) -> tuple[int, ...]:
         """Return the ids of one pre-token's bytes.
 
-        Raises ``KeyError`` naming the byte when a single byte is not in the vocabulary
-        (a vocabulary that is not byte-complete).
+        Raises ``TokstreamError`` naming the byte when a single byte is not in the
+        vocabulary (a vocabulary that is not byte-complete; tiktoken panics there).
         """
         rank = self.ranks.get(piece)
         if rank is not None:
@@ -62,7 +64,13 @@ class BytePairEncoder:
         else:
             bounds = _merge_buckets(piece, self.ranks)
         ranks = self.ranks
-        return tuple([ranks[piece[a:b]] for a, b in zip(bounds, bounds[1:])])
+        try:
+            return tuple([ranks[piece[a:b]] for a, b in zip(bounds, bounds[1:])])
+        except KeyError as e:
+            raise TokstreamError(
+                f"cannot encode {piece!r}: the vocabulary has no token for {e.args[0]!r} "
+                f"(a rank file should hold all 256 single bytes)"
+            ) from None
 
 
 def _merge_small(piece: bytes, ranks: Mapping[bytes, int]) -> list[int]:
