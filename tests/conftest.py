@@ -1,0 +1,165 @@
+"""Shared fixtures: the fixture files, offline reference tiktoken encodings, ours.
+
+Fixture files (rank files, corpora, test vectors) live outside the repository, in
+``../shared/fixtures`` from the repository root; ``TOKSTREAM_FIXTURES`` overrides the
+location. A test that needs a missing file skips with the reason, never passes.
+
+The reference ``tiktoken.Encoding`` objects are built fully offline: tiktoken's own
+constructors (``tiktoken_ext.openai_public``) supply the pattern and specials, and
+their ``load_tiktoken_bpe`` is pointed at the local rank file for the duration of the
+call (the file's sha256 is still checked against tiktoken's expected hash).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from unittest import mock
+
+import pytest
+from hypothesis import HealthCheck, settings
+from strategies import max_examples
+
+import tokstream
+
+ENCODING_NAMES = ("cl100k_base", "o200k_base", "r50k_base", "p50k_base")
+
+
+def _fixtures_root() -> Path:
+    override = os.environ.get("TOKSTREAM_FIXTURES")
+    if override:
+        return Path(override)
+    # tests/conftest.py -> repo root -> its parent holds shared/fixtures
+    return Path(__file__).resolve().parents[2] / "shared" / "fixtures"
+
+
+#: Where the fixture files are (may not exist: tests then skip).
+FIXTURES = _fixtures_root()
+
+# The default for every hypothesis test in the suite (STYLE.md: no deadline, the
+# example count from TOKSTREAM_MAX_EXAMPLES: hypothesis's 100, scaled as
+# strategies.max_examples explains). Tests with their own budget use
+# strategies.hyp_settings(default).
+settings.register_profile(
+    "tokstream",
+    max_examples=max_examples(100),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.load_profile("tokstream")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # On a failing example hypothesis imports libcst (to print an @example patch), and
+    # libcst 1.0 subclasses the deprecated mypy_extensions.TypedDict. Under the
+    # project's filterwarnings = error that DeprecationWarning turned every hypothesis
+    # failure into a pytest INTERNALERROR that hid the failing example.
+    config.addinivalue_line(
+        "filterwarnings", "ignore:mypy_extensions.TypedDict is deprecated:DeprecationWarning"
+    )
+
+
+def fixture_file(relpath: str) -> Path:
+    """The path of a fixture file; skips the calling test when it is absent."""
+    path = FIXTURES / relpath
+    if not path.is_file():
+        pytest.skip(f"fixture file {relpath} not found under {FIXTURES} (set TOKSTREAM_FIXTURES)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def fixtures_dir() -> Path:
+    """The fixture folder; skips when it is absent."""
+    if not FIXTURES.is_dir():
+        pytest.skip(f"fixture folder {FIXTURES} not found (set TOKSTREAM_FIXTURES)")
+    return FIXTURES
+
+
+@pytest.fixture(scope="session")
+def reference() -> Callable[[str], object]:
+    """Factory: encoding name -> the reference ``tiktoken.Encoding``, built offline.
+
+    Skips the test when tiktoken or the rank file is missing.
+    """
+    cache: dict[str, object] = {}
+
+    def build(name: str):
+        if name not in cache:
+            pytest.importorskip("tiktoken")
+            import tiktoken
+            import tiktoken.load
+            from tiktoken_ext import openai_public
+
+            local = fixture_file(f"tiktoken/{name}.tiktoken")
+            real_load = tiktoken.load.load_tiktoken_bpe
+
+            def load_local(blobpath: str, expected_hash: str | None = None):
+                # Only the file name of tiktoken's URL matters; the hash is still checked.
+                assert blobpath.rsplit("/", 1)[-1] == local.name, blobpath
+                return real_load(str(local), expected_hash)
+
+            # TIKTOKEN_CACHE_DIR="" stops tiktoken copying the file into its cache dir.
+            with mock.patch.object(
+                openai_public, "load_tiktoken_bpe", load_local
+            ), mock.patch.dict(os.environ, {"TIKTOKEN_CACHE_DIR": ""}):
+                spec = openai_public.ENCODING_CONSTRUCTORS[name]()
+            cache[name] = tiktoken.Encoding(**spec)
+        return cache[name]
+
+    return build
+
+
+@pytest.fixture(scope="session")
+def ours() -> Callable[[str], tokstream.Tokenizer]:
+    """Factory: encoding name -> ``tokstream.load(name)`` (the embedded tokenizer)."""
+    return tokstream.load
+
+
+@pytest.fixture(scope="session", params=ENCODING_NAMES)
+def encoding_name(request: pytest.FixtureRequest) -> str:
+    """Each of the four OpenAI encodings in turn."""
+    return request.param
+
+
+@pytest.fixture(scope="session")
+def pair(encoding_name, ours, reference):
+    """``(tokstream tokenizer, reference tiktoken encoding)`` for ``encoding_name``."""
+    return ours(encoding_name), reference(encoding_name)
+
+
+@pytest.fixture(scope="session")
+def all_pairs(ours, reference):
+    """``{name: (tokstream tokenizer, reference encoding)}`` for all four encodings."""
+    return {name: (ours(name), reference(name)) for name in ENCODING_NAMES}
+
+
+@pytest.fixture(scope="session")
+def fixture_path() -> Callable[[str], Path]:
+    """Factory: path relative to the fixture folder -> ``Path``; skips when absent."""
+    return fixture_file
+
+
+def _corpus_names() -> list[str]:
+    folder = FIXTURES / "corpora"
+    names = sorted(p.name for p in folder.glob("*.txt")) if folder.is_dir() else []
+    return names or ["<corpora missing>"]
+
+
+@pytest.fixture(scope="session", params=_corpus_names())
+def corpus_name(request: pytest.FixtureRequest) -> str:
+    """Each corpus file name in ``fixtures/corpora`` in turn."""
+    return request.param
+
+
+@pytest.fixture(scope="session")
+def read_corpus() -> Callable[[str], str]:
+    """Factory: corpus file name -> its text (cached); skips when absent."""
+    cache: dict[str, str] = {}
+
+    def read(name: str) -> str:
+        if name not in cache:
+            cache[name] = fixture_file(f"corpora/{name}").read_text(encoding="utf-8")
+        return cache[name]
+
+    return read
