@@ -28,6 +28,10 @@ def reduce_tokenizer(tok: Tokenizer) -> tuple[Any, ...]:
     """``__reduce__`` for ``Tokenizer``."""
     if tok._source is not None and tok._source[0] == "embedded":
         return (_load_embedded, (tok._source[1],))
+    if tok._pipeline is not None:
+        import json
+
+        return (_from_json, (json.dumps(tok._pipeline.to_json(), ensure_ascii=False), tok.name))
     items = sorted((r, b) for b, r in tok._ranks.items())
     ids = np.fromiter((r for r, _ in items), dtype=np.int64, count=len(items))
     lengths = np.fromiter((len(b) for _, b in items), dtype=np.int64, count=len(items))
@@ -42,6 +46,12 @@ def reduce_tokenizer(tok: Tokenizer) -> tuple[Any, ...]:
         lengths.tobytes(),
     )
     return (_rebuild, state)
+
+
+def _from_json(text: str, name: str) -> Tokenizer:
+    from .formats.hf_json import tokenizer_from_json
+
+    return tokenizer_from_json(text, source=name)
 
 
 def _load_embedded(name: str) -> Tokenizer:

@@ -233,3 +233,256 @@ class RegexSplit:
 
     def __repr__(self) -> str:
         return f"RegexSplit({self.pattern!r})"
+
+
+# --------------------------------------------------------------------------------------
+# Hugging Face pre-tokenizers. Each takes the current list of pieces and returns the new
+# list, as ``tokenizers`` applies a pre-tokenizer to every split of the one before it.
+# Names and options follow the ``tokenizer.json`` "type" and fields.
+
+# The GPT-2 pattern as tokenizers' ByteLevel writes it (no possessive quantifiers).
+_BYTE_LEVEL_PATTERN: Final = (
+    r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+)
+
+
+class PreTokenizer:
+    """Base class: ``pre_tokenize(pieces)`` splits (and may rewrite) every piece."""
+
+    def pre_tokenize(self, pieces: list[str]) -> list[str]:
+        raise NotImplementedError
+
+    def to_json(self) -> dict[str, object]:
+        raise NotImplementedError
+
+
+def _split_spans(text: str, spans: list[tuple[int, int]], behavior: str, invert: bool) -> list[str]:
+    """Apply a ``SplitDelimiterBehavior`` given the delimiter spans found in ``text``."""
+    marks: list[tuple[int, int, bool]] = []
+    pos = 0
+    for a, b in spans:
+        if a > pos:
+            marks.append((pos, a, False))
+        if b > a:
+            marks.append((a, b, True))
+        pos = b
+    if pos < len(text):
+        marks.append((pos, len(text), False))
+    if invert:
+        marks = [(a, b, not m) for a, b, m in marks]
+    out: list[tuple[int, int]] = []
+    if behavior == "Removed":
+        out = [(a, b) for a, b, m in marks if not m]
+    elif behavior == "Isolated":
+        out = [(a, b) for a, b, _ in marks]
+    elif behavior == "MergedWithPrevious":
+        prev_match = False
+        for a, b, m in marks:
+            if m and out and not prev_match:
+                out[-1] = (out[-1][0], b)
+            else:
+                out.append((a, b))
+            prev_match = m
+    elif behavior == "MergedWithNext":
+        pending: int | None = None
+        for a, b, m in marks:
+            if m:
+                if pending is None:
+                    pending = a
+                else:
+                    out.append((pending, a))
+                    pending = a
+            else:
+                out.append((a if pending is None else pending, b))
+                pending = None
+        if pending is not None:
+            out.append((pending, len(text)))
+    elif behavior == "Contiguous":
+        # tokenizers joins neighbours with the same flag (with invert, adjacent matches
+        # turned content are joined too).
+        prev = False
+        for a, b, m in marks:
+            if m == prev and out:
+                out[-1] = (out[-1][0], b)
+            else:
+                out.append((a, b))
+            prev = m
+    else:
+        raise ValueError(f"unknown split behavior {behavior!r}")
+    return [text[a:b] for a, b in out if b > a]
+
+
+class Split(PreTokenizer):
+    """Split on a literal string or a regex, with a delimiter behavior; ``invert`` swaps
+    what counts as the delimiter."""
+
+    def __init__(self, pattern: str, behavior: str, *, invert: bool = False, is_regex: bool = True) -> None:
+        self.pattern, self.behavior, self.invert, self.is_regex = pattern, behavior, invert, is_regex
+        self._regex = regex.compile(pattern if is_regex else regex.escape(pattern))
+        if behavior not in ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous"):
+            raise ValueError(f"unknown split behavior {behavior!r}")
+
+    def pre_tokenize(self, pieces: list[str]) -> list[str]:
+        out: list[str] = []
+        finditer = self._regex.finditer
+        for p in pieces:
+            spans = [m.span() for m in finditer(p)]
+            out += _split_spans(p, spans, self.behavior, self.invert)
+        return out
+
+    def to_json(self) -> dict[str, object]:
+        key = "Regex" if self.is_regex else "String"
+        return {"type": "Split", "pattern": {key: self.pattern}, "behavior": self.behavior, "invert": self.invert}
+
+
+class ByteLevel(PreTokenizer):
+    """GPT-2 byte-level: optional prefix space, optional GPT-2 regex split, then each
+    piece's UTF-8 bytes spelled in the byte-level alphabet (``byte_level.BYTE_TO_CHAR``)."""
+
+    def __init__(self, *, add_prefix_space: bool = True, use_regex: bool = True, trim_offsets: bool = True) -> None:
+        self.add_prefix_space, self.use_regex, self.trim_offsets = add_prefix_space, use_regex, trim_offsets
+        self._findall = regex.compile(_BYTE_LEVEL_PATTERN).findall
+
+    def pre_tokenize(self, pieces: list[str]) -> list[str]:
+        from .byte_level import bytes_to_proxy
+
+        out: list[str] = []
+        for p in pieces:
+            if not p:
+                continue
+            if self.add_prefix_space and not p.startswith(" "):
+                p = " " + p
+            parts = self._findall(p) if self.use_regex else [p]
+            out += [bytes_to_proxy(s.encode("utf-8", "surrogatepass")) for s in parts if s]
+        return out
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "type": "ByteLevel",
+            "add_prefix_space": self.add_prefix_space,
+            "trim_offsets": self.trim_offsets,
+            "use_regex": self.use_regex,
+        }
+
+
+class Metaspace(PreTokenizer):
+    """SentencePiece whitespace: spaces become ``replacement`` (``▁``), which is also
+    prepended (``prepend_scheme`` "always", or "first" for the first piece only), and
+    with ``split`` each ``▁`` starts a new piece."""
+
+    def __init__(self, *, replacement: str = "\u2581", prepend_scheme: str = "always", split: bool = True) -> None:
+        if prepend_scheme not in ("always", "first", "never"):
+            raise ValueError(f"unknown prepend_scheme {prepend_scheme!r}")
+        self.replacement, self.prepend_scheme, self.split = replacement, prepend_scheme, split
+
+    def pre_tokenize(self, pieces: list[str], *, first: bool = True) -> list[str]:
+        out: list[str] = []
+        rep = self.replacement
+        for i, p in enumerate(pieces):
+            if not p:
+                continue
+            p = p.replace(" ", rep)
+            prepend = self.prepend_scheme == "always" or (self.prepend_scheme == "first" and first and i == 0)
+            if prepend and not p.startswith(rep):
+                p = rep + p
+            if self.split:
+                spans = [(m, m + len(rep)) for m in _find_all(p, rep)]
+                out += _split_spans(p, spans, "MergedWithNext", False)
+            elif p:
+                out.append(p)
+        return out
+
+    def to_json(self) -> dict[str, object]:
+        return {"type": "Metaspace", "replacement": self.replacement, "prepend_scheme": self.prepend_scheme, "split": self.split}
+
+
+def _find_all(text: str, sub: str) -> list[int]:
+    found, i = [], text.find(sub)
+    while i >= 0:
+        found.append(i)
+        i = text.find(sub, i + len(sub))
+    return found
+
+
+class Whitespace(PreTokenizer):
+    """``\\w+|[^\\w\\s]+`` pieces; whitespace is dropped."""
+
+    _findall = regex.compile(r"\w+|[^\w\s]+").findall
+
+    def pre_tokenize(self, pieces: list[str]) -> list[str]:
+        return [s for p in pieces for s in self._findall(p)]
+
+    def to_json(self) -> dict[str, object]:
+        return {"type": "Whitespace"}
+
+
+class WhitespaceSplit(PreTokenizer):
+    """Split on Unicode whitespace, dropping it."""
+
+    _findall = regex.compile(r"\S+").findall
+
+    def pre_tokenize(self, pieces: list[str]) -> list[str]:
+        return [s for p in pieces for s in self._findall(p)]
+
+    def to_json(self) -> dict[str, object]:
+        return {"type": "WhitespaceSplit"}
+
+
+# tokenizers' is_punctuation: ASCII punctuation or any Unicode P* character.
+_PUNCT: Final = r"""[\p{P}!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~]"""
+
+
+class BertPreTokenizer(PreTokenizer):
+    """BERT: split on whitespace (dropped), then every punctuation character alone."""
+
+    _findall = regex.compile(rf"{_PUNCT}|[^\s{_PUNCT[1:-1]}]+").findall
+
+    def pre_tokenize(self, pieces: list[str]) -> list[str]:
+        return [s for p in pieces for s in self._findall(p)]
+
+    def to_json(self) -> dict[str, object]:
+        return {"type": "BertPreTokenizer"}
+
+
+class Punctuation(PreTokenizer):
+    """Split off punctuation characters with a delimiter behavior (default Isolated)."""
+
+    _finditer = regex.compile(_PUNCT).finditer
+
+    def __init__(self, behavior: str = "Isolated") -> None:
+        self.behavior = behavior
+
+    def pre_tokenize(self, pieces: list[str]) -> list[str]:
+        return [s for p in pieces for s in _split_spans(p, [m.span() for m in self._finditer(p)], self.behavior, False)]
+
+    def to_json(self) -> dict[str, object]:
+        return {"type": "Punctuation", "behavior": self.behavior}
+
+
+class Digits(PreTokenizer):
+    """Split digits off; ``individual_digits`` makes each digit its own piece."""
+
+    def __init__(self, *, individual_digits: bool = False) -> None:
+        self.individual_digits = individual_digits
+        self._finditer = regex.compile(r"\p{Nd}" if individual_digits else r"\p{Nd}+").finditer
+
+    def pre_tokenize(self, pieces: list[str]) -> list[str]:
+        return [s for p in pieces for s in _split_spans(p, [m.span() for m in self._finditer(p)], "Isolated", False)]
+
+    def to_json(self) -> dict[str, object]:
+        return {"type": "Digits", "individual_digits": self.individual_digits}
+
+
+class Sequence(PreTokenizer):
+    """Apply pre-tokenizers in order, each to every piece of the one before."""
+
+    def __init__(self, pretokenizers: list[PreTokenizer]) -> None:
+        self.pretokenizers = pretokenizers
+
+    def pre_tokenize(self, pieces: list[str]) -> list[str]:
+        for p in self.pretokenizers:
+            pieces = p.pre_tokenize(pieces)
+        return pieces
+
+    def to_json(self) -> dict[str, object]:
+        return {"type": "Sequence", "pretokenizers": [p.to_json() for p in self.pretokenizers]}

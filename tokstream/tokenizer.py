@@ -8,6 +8,7 @@ rank files (ids, decode, special-token policy, lone surrogates).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import struct
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 
 from ._fastpath import PieceEncoder
+from ._pipeline import Pipeline
 from .byte_level import bytes_to_proxy, proxy_to_bytes
 from .errors import InvalidTokenIdError
 from .models.bpe import BytePairEncoder
@@ -65,6 +67,7 @@ class Tokenizer:
         self._special_ids: frozenset[int] = frozenset(self._special_tokens.values())
         self._source: tuple[Any, ...] | None = None
         self._fingerprint: str | None = None
+        self._pipeline: Pipeline | None = None
 
         n_vocab = max([*ranks.values(), *self._special_tokens.values()], default=-1) + 1
         table: list[bytes | None] = [None] * n_vocab
@@ -114,6 +117,42 @@ class Tokenizer:
             expected_hash=expected_hash,
         )
 
+    @classmethod
+    def _from_pipeline(cls, pipeline: Pipeline, *, name: str) -> Tokenizer:
+        """A tokenizer over a ``tokenizers``-style pipeline (see ``_pipeline``)."""
+        tok = cls.__new__(cls)
+        tok.name = name
+        tok._pipeline = pipeline
+        tok._ranks = {}
+        tok._model = None  # type: ignore[assignment]
+        tok._pre = None  # type: ignore[assignment]
+        tok._special_tokens = {t.content: t.id for t in pipeline.added_tokens if t.special}
+        tok._special_ids = frozenset(tok._special_tokens.values())
+        tok._source = None
+        tok._fingerprint = None
+        ids = [*pipeline.vocab.values(), *(t.id for t in pipeline.added_tokens)]
+        tok._n_vocab = max(ids, default=-1) + 1
+        tok._table = pipeline.token_bytes_table(tok._n_vocab)
+        tok._fast = None  # type: ignore[assignment]
+        return tok
+
+    @classmethod
+    def from_file(cls, path: str | PathLike[str]) -> Tokenizer:
+        """Load a Hugging Face ``tokenizer.json``.
+
+        An unknown component raises ``NotImplementedError`` naming it and its JSON path;
+        a malformed file raises ``TokenizerFileError`` (a ``ValueError``) naming the path.
+        """
+        from .formats.hf_json import load_hf_json
+
+        return load_hf_json(path)
+
+    def save(self, path: str | PathLike[str]) -> None:
+        """Write a ``tokenizer.json`` that ``tokenizers`` and ``from_file`` load."""
+        from .formats.hf_json import save_hf_json
+
+        save_hf_json(self, path)
+
     # ----------------------------------------------------------------- encoding
 
     def encode(
@@ -139,9 +178,12 @@ class Tokenizer:
         policy = resolve_policy(self._special_tokens, allowed_special, disallowed_special)
         policy.check(text)
         try:
-            return self._encode_checked(text, policy)
+            ids = self._encode_checked(text, policy)
         except UnicodeEncodeError:
-            return self._encode_checked(_replace_surrogates(text), policy)
+            ids = self._encode_checked(_replace_surrogates(text), policy)
+        if add_special_tokens and self._pipeline is not None:
+            ids = self._pipeline.post_process(ids)
+        return ids
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Encode ``text`` treating every special token's literal as plain text.
@@ -218,6 +260,8 @@ class Tokenizer:
         return ids, offsets
 
     def _encode_checked(self, text: str, policy: SpecialPolicy) -> list[int]:
+        if self._pipeline is not None:
+            return self._encode_pipeline(text, policy.allowed)
         if not policy.allowed:
             return self._encode_plain(text)
         out: list[int] = []
@@ -230,7 +274,28 @@ class Tokenizer:
         return out
 
     def _encode_plain(self, text: str) -> list[int]:
+        if self._pipeline is not None:
+            return self._encode_pipeline(text, frozenset())
         return self._fast.encode(text)
+
+    def _encode_pipeline(self, text: str, allowed: frozenset[str]) -> list[int]:
+        """Added tokens split first; a special that is not allowed is plain text, and
+        neighbouring plain text is encoded as one run."""
+        pipeline = self._pipeline
+        assert pipeline is not None  # only called in pipeline mode
+        out: list[int] = []
+        plain = ""
+        for piece, token in pipeline.split_added(text):
+            if token is None or (token.special and token.content not in allowed):
+                plain += piece
+                continue
+            if plain:
+                out += pipeline.encode_plain(plain)
+                plain = ""
+            out.append(token.id)
+        if plain:
+            out += pipeline.encode_plain(plain)
+        return out
 
     # ----------------------------------------------------------------- decoding
 
@@ -264,6 +329,9 @@ class Tokenizer:
             self.decode_bytes(ids)  # validates every id, skipped ones included
             special = self._special_ids
             ids = [i for i in ids if i not in special]
+        if self._pipeline is not None:
+            self.decode_bytes(ids)  # validates
+            return self._pipeline.decode(ids)
         return self.decode_bytes(ids).decode("utf-8", errors)
 
     def token_bytes(self, token_id: int) -> bytes:
@@ -305,8 +373,8 @@ class Tokenizer:
 
     @property
     def pattern(self) -> str:
-        """The pre-tokenizer regex."""
-        return self._pre.pattern
+        """The pre-tokenizer regex ("" for tokenizers without one)."""
+        return self._pre.pattern if self._pre is not None else ""
 
     def id_to_token(self, token_id: int) -> str:
         """The vocabulary's spelling of a token: the byte-level proxy (``"Ġhello"``).
@@ -314,6 +382,8 @@ class Tokenizer:
         Special tokens are spelled as their literal.
         """
         data = self.token_bytes(token_id)
+        if self._pipeline is not None:
+            return self._pipeline.id_to_token[token_id]
         if token_id in self._special_ids:
             return data.decode("utf-8")
         return bytes_to_proxy(data)
@@ -322,12 +392,22 @@ class Tokenizer:
         """The id of a vocabulary spelling (as ``id_to_token`` gives), or None."""
         if token in self._special_tokens:
             return self._special_tokens[token]
+        if self._pipeline is not None:
+            for t in self._pipeline.added_tokens:
+                if t.content == token:
+                    return t.id
+            return self._pipeline.vocab.get(token)
         data = proxy_to_bytes(token)
         return None if data is None else self._ranks.get(data)
 
     @property
     def fingerprint(self) -> str:
         """sha256 hex over everything that decides ids: vocabulary, pattern, specials."""
+        if self._fingerprint is None and self._pipeline is not None:
+            canonical = json.dumps(self._pipeline.to_json(), sort_keys=True, ensure_ascii=False)
+            h = hashlib.sha256(b"tokstream-fingerprint-v1\0pipeline\0")
+            h.update(canonical.encode("utf-8", "surrogatepass"))
+            self._fingerprint = h.hexdigest()
         if self._fingerprint is None:
             h = hashlib.sha256(b"tokstream-fingerprint-v1\0byte-level-bpe\0")
             items = sorted((r, b) for b, r in self._ranks.items())

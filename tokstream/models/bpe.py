@@ -195,3 +195,261 @@ def _merge_buckets(piece: bytes, ranks: Mapping[bytes, int]) -> list[int]:
         s = nxt[s]
         bounds.append(s)
     return bounds
+
+
+class BPE:
+    """Hugging Face ``tokenizers``' BPE model: a vocabulary plus an ordered merge list.
+
+    Matches the Rust ``BPE::tokenize``: a piece starts as its characters (with
+    ``continuing_subword_prefix`` on all but the first and ``end_of_word_suffix`` on the
+    last); a character not in the vocabulary becomes its ``<0xXX>`` byte tokens when
+    ``byte_fallback`` finds them all, else ``unk_token`` (consecutive unknowns fused
+    into one when ``fuse_unk``), else it is dropped. Then the pair with the lowest
+    merge rank, leftmost first, is merged until none is left. ``ignore_merges`` takes a
+    piece that is itself in the vocabulary as one token (Llama 3 sets it).
+    ``dropout`` skips each candidate merge with that probability (subword
+    regularization; off by default; see ``encode_piece(..., rng=)``).
+
+    Cost: building is O(V + M) for V tokens and M merges (a dict keyed by
+    ``left_id * stride + right_id``). ``encode_piece`` on n symbols is O(n^2) with C
+    inner loops below 24 symbols and a heap above, like the byte-level merge.
+    """
+
+    __slots__ = (
+        "vocab",
+        "merges",
+        "unk_token",
+        "byte_fallback",
+        "fuse_unk",
+        "ignore_merges",
+        "continuing_subword_prefix",
+        "end_of_word_suffix",
+        "dropout",
+        "_pairs",
+        "_stride",
+        "_unk_id",
+        "_byte_ids",
+    )
+
+    def __init__(
+        self,
+        vocab: Mapping[str, int],
+        merges: list[tuple[str, str]],
+        *,
+        unk_token: str | None = None,
+        byte_fallback: bool = False,
+        fuse_unk: bool = False,
+        ignore_merges: bool = False,
+        continuing_subword_prefix: str | None = None,
+        end_of_word_suffix: str | None = None,
+        dropout: float | None = None,
+        where: str = "model",
+    ) -> None:
+        self.vocab = dict(vocab)
+        self.merges = list(merges)
+        self.unk_token = unk_token
+        self.byte_fallback = byte_fallback
+        self.fuse_unk = fuse_unk
+        self.ignore_merges = ignore_merges
+        self.continuing_subword_prefix = continuing_subword_prefix
+        self.end_of_word_suffix = end_of_word_suffix
+        if dropout is not None and not 0.0 <= dropout <= 1.0:
+            raise ValueError(f"{where}.dropout: {dropout} is not a probability")
+        self.dropout = dropout
+        stride = max(self.vocab.values(), default=0) + 1
+        self._stride = stride
+        prefix_len = len(continuing_subword_prefix or "")
+        pairs: dict[int, tuple[int, int]] = {}
+        for rank, (left, right) in enumerate(self.merges):
+            a, b = self.vocab.get(left), self.vocab.get(right)
+            if a is None or b is None:
+                missing = left if a is None else right
+                raise ValueError(
+                    f"{where}.merges[{rank}]: {missing!r} is not in the vocabulary"
+                )
+            # The merged token drops the right part's continuation prefix, as Rust does.
+            merged = left + (right[prefix_len:] if prefix_len and right.startswith(continuing_subword_prefix or "") else right)
+            new_id = self.vocab.get(merged)
+            if new_id is None:
+                raise ValueError(
+                    f"{where}.merges[{rank}]: the merged token {merged!r} is not in the vocabulary"
+                )
+            pairs.setdefault(a * stride + b, (rank, new_id))
+        self._pairs = pairs
+        self._unk_id: int | None = None
+        if unk_token is not None:
+            self._unk_id = self.vocab.get(unk_token)
+        self._byte_ids: list[int | None] | None = None
+        if byte_fallback:
+            self._byte_ids = [self.vocab.get(f"<0x{b:02X}>") for b in range(256)]
+
+    def symbols(self, piece: str) -> list[int]:
+        """The initial symbols of a piece: characters, byte fallbacks and unknowns."""
+        vocab = self.vocab
+        prefix, suffix = self.continuing_subword_prefix, self.end_of_word_suffix
+        if prefix is None and suffix is None:
+            ids = list(map(vocab.get, piece))
+            if None not in ids:
+                return ids  # type: ignore[return-value]
+        out: list[int] = []
+        unk_pending = False
+        last = len(piece) - 1
+        for i, ch in enumerate(piece):
+            s = ch
+            if i and prefix is not None:
+                s = prefix + s
+            if i == last and suffix is not None:
+                s = s + suffix
+            tid = vocab.get(s)
+            if tid is not None:
+                unk_pending = False
+                out.append(tid)
+                continue
+            if self._byte_ids is not None:
+                byte_ids = [self._byte_ids[b] for b in s.encode("utf-8")]
+                if None not in byte_ids:
+                    out.extend(byte_ids)  # type: ignore[arg-type]
+                    unk_pending = False
+                    continue
+            if self._unk_id is None:
+                if self.unk_token is not None:
+                    raise ValueError(f"unk_token {self.unk_token!r} is not in the vocabulary")
+                continue  # no unk token: the character is dropped, as in Rust
+            if unk_pending and self.fuse_unk:
+                continue
+            out.append(self._unk_id)
+            unk_pending = True
+        return out
+
+    def to_json(self) -> dict[str, object]:
+        """The ``tokenizer.json`` model object."""
+        return {
+            "type": "BPE",
+            "dropout": self.dropout,
+            "unk_token": self.unk_token,
+            "continuing_subword_prefix": self.continuing_subword_prefix,
+            "end_of_word_suffix": self.end_of_word_suffix,
+            "fuse_unk": self.fuse_unk,
+            "byte_fallback": self.byte_fallback,
+            "ignore_merges": self.ignore_merges,
+            "vocab": self.vocab,
+            "merges": [[a, b] for a, b in self.merges],
+        }
+
+    def encode_piece(self, piece: str, *, rng: object = None) -> tuple[int, ...]:
+        """The ids of one pre-token. ``rng`` (a numpy Generator) enables dropout."""
+        if not piece:
+            return ()
+        if self.ignore_merges:
+            tid = self.vocab.get(piece)
+            if tid is not None:
+                return (tid,)
+        symbols = self.symbols(piece)
+        if self.dropout and rng is not None:
+            return tuple(_merge_ids_dropout(symbols, self._pairs, self._stride, self.dropout, rng))
+        return tuple(_merge_ids(symbols, self._pairs, self._stride))
+
+
+def _merge_ids(symbols: list[int], pairs: Mapping[int, tuple[int, int]], stride: int) -> list[int]:
+    """Merge ids by merge rank, leftmost first (``tokenizers``' ``Word::merge_all``)."""
+    n = len(symbols)
+    if n < 2:
+        return symbols
+    get = pairs.get
+    none = (_NO_RANK, -1)
+    if n < _BUCKETS_MIN:
+        cand = [get(a * stride + b, none) for a, b in zip(symbols, symbols[1:])]
+        while cand:
+            best = min(cand)
+            if best[0] == _NO_RANK:
+                break
+            i = cand.index(best)
+            symbols[i : i + 2] = [best[1]]
+            del cand[i]
+            if i < len(cand):
+                cand[i] = get(symbols[i] * stride + symbols[i + 1], none)
+            if i > 0:
+                cand[i - 1] = get(symbols[i - 1] * stride + symbols[i], none)
+        return symbols
+    # Long pieces: a heap of (rank, pos, new_id) over a linked list, as the Rust code.
+    nxt = list(range(1, n + 1))
+    prv = list(range(-1, n - 1))
+    alive = [True] * n
+    heap = []
+    for i in range(n - 1):
+        m = get(symbols[i] * stride + symbols[i + 1])
+        if m is not None:
+            heap.append((m[0], i, m[1]))
+    heapq.heapify(heap)
+    while heap:
+        rank, pos, new_id = heapq.heappop(heap)
+        if not alive[pos] or nxt[pos] >= n:
+            continue
+        right = nxt[pos]
+        m = get(symbols[pos] * stride + symbols[right])
+        if m is None or m[1] != new_id:
+            continue
+        symbols[pos] = new_id
+        alive[right] = False
+        nxt[pos] = nxt[right]
+        if nxt[pos] < n:
+            prv[nxt[pos]] = pos
+        before = prv[pos]
+        if before >= 0:
+            m = get(symbols[before] * stride + new_id)
+            if m is not None:
+                heapq.heappush(heap, (m[0], before, m[1]))
+        if nxt[pos] < n:
+            m = get(new_id * stride + symbols[nxt[pos]])
+            if m is not None:
+                heapq.heappush(heap, (m[0], pos, m[1]))
+    return [s for s, a in zip(symbols, alive) if a]
+
+
+def _merge_ids_dropout(
+    symbols: list[int], pairs: Mapping[int, tuple[int, int]], stride: int, p: float, rng: object
+) -> list[int]:
+    """``_merge_ids`` where each popped merge is skipped with probability ``p``."""
+    random = rng.random  # type: ignore[attr-defined]
+    n = len(symbols)
+    get = pairs.get
+    nxt = list(range(1, n + 1))
+    prv = list(range(-1, n - 1))
+    alive = [True] * n
+    heap = []
+    for i in range(n - 1):
+        m = get(symbols[i] * stride + symbols[i + 1])
+        if m is not None:
+            heap.append((m[0], i, m[1]))
+    heapq.heapify(heap)
+    skipped: list[tuple[int, int, int]] = []
+    while heap:
+        top = heapq.heappop(heap)
+        if random() < p:
+            skipped.append(top)
+            continue
+        for s in skipped:
+            heapq.heappush(heap, s)
+        skipped.clear()
+        _, pos, new_id = top
+        if not alive[pos] or nxt[pos] >= n:
+            continue
+        right = nxt[pos]
+        m = get(symbols[pos] * stride + symbols[right])
+        if m is None or m[1] != new_id:
+            continue
+        symbols[pos] = new_id
+        alive[right] = False
+        nxt[pos] = nxt[right]
+        if nxt[pos] < n:
+            prv[nxt[pos]] = pos
+        before = prv[pos]
+        if before >= 0:
+            m = get(symbols[before] * stride + new_id)
+            if m is not None:
+                heapq.heappush(heap, (m[0], before, m[1]))
+        if nxt[pos] < n:
+            m = get(new_id * stride + symbols[nxt[pos]])
+            if m is not None:
+                heapq.heappush(heap, (m[0], pos, m[1]))
+    return [s for s, a in zip(symbols, alive) if a]
