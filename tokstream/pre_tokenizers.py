@@ -208,8 +208,7 @@ class RegexSplit:
 
     def findall_unicode16(self, text: str) -> list[str]:
         """``findall`` with Unicode 16.0 character classes, as tiktoken matches."""
-        _, table = _unicode16_fixes()
-        return [text[m.start() : m.end()] for m in self._regex.finditer(text.translate(table))]
+        return _matches(self._regex, text)
 
     def split(self, text: str) -> list[str]:
         """Return the pieces of ``text``."""
@@ -244,6 +243,33 @@ class RegexSplit:
 _BYTE_LEVEL_PATTERN: Final = (
     r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 )
+
+
+def _as_unicode16(text: str) -> str:
+    """``text`` with each character whose class changed after Unicode 16.0 replaced by a
+    stand-in of its 16.0 class (same length), or ``text`` itself when there is none.
+
+    ``tokenizers``' regex engine, like tiktoken's, is on Unicode 16.0; matching the
+    result and slicing the original text at the same offsets gives its pieces.
+    """
+    if text.isascii():
+        return text
+    guard, table = _unicode16_fixes()
+    if guard is None or guard.search(text) is None:
+        return text
+    return text.translate(table)
+
+
+def _matches(pattern: regex.Pattern[str], text: str) -> list[str]:
+    """``findall`` under Unicode 16.0 classes (see ``_as_unicode16``)."""
+    probe = _as_unicode16(text)
+    if probe is text:
+        return pattern.findall(text)
+    return [text[m.start() : m.end()] for m in pattern.finditer(probe)]
+
+
+def _spans(pattern: regex.Pattern[str], text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in pattern.finditer(_as_unicode16(text))]
 
 
 class PreTokenizer:
@@ -324,10 +350,8 @@ class Split(PreTokenizer):
 
     def pre_tokenize(self, pieces: list[str]) -> list[str]:
         out: list[str] = []
-        finditer = self._regex.finditer
         for p in pieces:
-            spans = [m.span() for m in finditer(p)]
-            out += _split_spans(p, spans, self.behavior, self.invert)
+            out += _split_spans(p, _spans(self._regex, p), self.behavior, self.invert)
         return out
 
     def to_json(self) -> dict[str, object]:
@@ -341,7 +365,7 @@ class ByteLevel(PreTokenizer):
 
     def __init__(self, *, add_prefix_space: bool = True, use_regex: bool = True, trim_offsets: bool = True) -> None:
         self.add_prefix_space, self.use_regex, self.trim_offsets = add_prefix_space, use_regex, trim_offsets
-        self._findall = regex.compile(_BYTE_LEVEL_PATTERN).findall
+        self._regex = regex.compile(_BYTE_LEVEL_PATTERN)
 
     def pre_tokenize(self, pieces: list[str]) -> list[str]:
         from .byte_level import bytes_to_proxy
@@ -352,7 +376,7 @@ class ByteLevel(PreTokenizer):
                 continue
             if self.add_prefix_space and not p.startswith(" "):
                 p = " " + p
-            parts = self._findall(p) if self.use_regex else [p]
+            parts = _matches(self._regex, p) if self.use_regex else [p]
             out += [bytes_to_proxy(s.encode("utf-8", "surrogatepass")) for s in parts if s]
         return out
 
@@ -407,10 +431,10 @@ def _find_all(text: str, sub: str) -> list[int]:
 class Whitespace(PreTokenizer):
     """``\\w+|[^\\w\\s]+`` pieces; whitespace is dropped."""
 
-    _findall = regex.compile(r"\w+|[^\w\s]+").findall
+    _regex = regex.compile(r"\w+|[^\w\s]+")
 
     def pre_tokenize(self, pieces: list[str]) -> list[str]:
-        return [s for p in pieces for s in self._findall(p)]
+        return [s for p in pieces for s in _matches(self._regex, p)]
 
     def to_json(self) -> dict[str, object]:
         return {"type": "Whitespace"}
@@ -419,10 +443,10 @@ class Whitespace(PreTokenizer):
 class WhitespaceSplit(PreTokenizer):
     """Split on Unicode whitespace, dropping it."""
 
-    _findall = regex.compile(r"\S+").findall
+    _regex = regex.compile(r"\S+")
 
     def pre_tokenize(self, pieces: list[str]) -> list[str]:
-        return [s for p in pieces for s in self._findall(p)]
+        return [s for p in pieces for s in _matches(self._regex, p)]
 
     def to_json(self) -> dict[str, object]:
         return {"type": "WhitespaceSplit"}
@@ -435,10 +459,10 @@ _PUNCT: Final = r"""[\p{P}!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~]"""
 class BertPreTokenizer(PreTokenizer):
     """BERT: split on whitespace (dropped), then every punctuation character alone."""
 
-    _findall = regex.compile(rf"{_PUNCT}|[^\s{_PUNCT[1:-1]}]+").findall
+    _regex = regex.compile(rf"{_PUNCT}|[^\s{_PUNCT[1:-1]}]+")
 
     def pre_tokenize(self, pieces: list[str]) -> list[str]:
-        return [s for p in pieces for s in self._findall(p)]
+        return [s for p in pieces for s in _matches(self._regex, p)]
 
     def to_json(self) -> dict[str, object]:
         return {"type": "BertPreTokenizer"}
@@ -447,13 +471,13 @@ class BertPreTokenizer(PreTokenizer):
 class Punctuation(PreTokenizer):
     """Split off punctuation characters with a delimiter behavior (default Isolated)."""
 
-    _finditer = regex.compile(_PUNCT).finditer
+    _regex = regex.compile(_PUNCT)
 
     def __init__(self, behavior: str = "Isolated") -> None:
         self.behavior = behavior
 
     def pre_tokenize(self, pieces: list[str]) -> list[str]:
-        return [s for p in pieces for s in _split_spans(p, [m.span() for m in self._finditer(p)], self.behavior, False)]
+        return [s for p in pieces for s in _split_spans(p, _spans(self._regex, p), self.behavior, False)]
 
     def to_json(self) -> dict[str, object]:
         return {"type": "Punctuation", "behavior": self.behavior}
@@ -464,10 +488,10 @@ class Digits(PreTokenizer):
 
     def __init__(self, *, individual_digits: bool = False) -> None:
         self.individual_digits = individual_digits
-        self._finditer = regex.compile(r"\p{Nd}" if individual_digits else r"\p{Nd}+").finditer
+        self._regex = regex.compile(r"\p{Nd}" if individual_digits else r"\p{Nd}+")
 
     def pre_tokenize(self, pieces: list[str]) -> list[str]:
-        return [s for p in pieces for s in _split_spans(p, [m.span() for m in self._finditer(p)], "Isolated", False)]
+        return [s for p in pieces for s in _split_spans(p, _spans(self._regex, p), "Isolated", False)]
 
     def to_json(self) -> dict[str, object]:
         return {"type": "Digits", "individual_digits": self.individual_digits}
