@@ -60,19 +60,31 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+def missing_fixture(reason: str) -> None:
+    """Skip for a missing fixture; in CI (TOKSTREAM_REQUIRE_FIXTURES=1) fail instead."""
+    if os.environ.get("TOKSTREAM_REQUIRE_FIXTURES") == "1":
+        pytest.fail(f"{reason}; CI requires the fixtures", pytrace=False)
+    pytest.skip(reason)
+
+
 def fixture_file(relpath: str) -> Path:
     """The path of a fixture file; skips the calling test when it is absent."""
     path = FIXTURES / relpath
     if not path.is_file():
-        pytest.skip(f"fixture file {relpath} not found under {FIXTURES} (set TOKSTREAM_FIXTURES)")
+        missing_fixture(f"fixture file {relpath} not found under {FIXTURES} (set TOKSTREAM_FIXTURES)")
     return path
+
+
+def require_fixture(relpath: str | Path) -> Path:
+    """``fixture_file`` for a ``Path``."""
+    return fixture_file(str(relpath))
 
 
 @pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
     """The fixture folder; skips when it is absent."""
     if not FIXTURES.is_dir():
-        pytest.skip(f"fixture folder {FIXTURES} not found (set TOKSTREAM_FIXTURES)")
+        missing_fixture(f"fixture folder {FIXTURES} not found (set TOKSTREAM_FIXTURES)")
     return FIXTURES
 
 

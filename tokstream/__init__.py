@@ -44,7 +44,7 @@ def load(name_or_path: str | os.PathLike[str]) -> Tokenizer:
     no network is needed. A path may be a ``.tiktoken`` rank file named after one of
     those encodings (its pattern and specials come from the name), or a folder holding
     one. Unknown names raise ``UnknownTokenizerError`` (a ``ValueError``) listing the
-    known ones.
+    known ones. ``tokenizer.json`` files and SentencePiece ``.model`` files load too.
 
     >>> load("gpt2").name
     'r50k_base'

@@ -113,7 +113,12 @@ def load_embedded(name: str) -> Tokenizer:
 
 
 def load(name_or_path: str | os.PathLike[str]) -> Tokenizer:
-    """Load a tokenizer by name or from a path (see ``tokstream.load``)."""
+    """Load a tokenizer by name or from a path (see ``tokstream.load``).
+
+    A path dispatches on the file kind: ``*.json`` (Hugging Face), ``*.model``
+    (SentencePiece), ``*.tiktoken`` (rank file named after a known encoding), or a
+    folder holding one of them.
+    """
     from ..tokenizer import Tokenizer
 
     if isinstance(name_or_path, str) and (
@@ -149,8 +154,13 @@ def load(name_or_path: str | os.PathLike[str]) -> Tokenizer:
             name=stem,
             expected_hash=spec.sha256,
         )
+    if base.endswith(".json"):
+        return Tokenizer.from_file(path)
+    if base.endswith(".model"):
+        return Tokenizer.from_sentencepiece(path)
     raise UnknownTokenizerError(
-        f"{base}: not a tokenizer file tokstream can read (expected a .tiktoken rank file)"
+        f"{base}: not a tokenizer file tokstream can read (expected tokenizer.json, a "
+        f"SentencePiece .model or a .tiktoken rank file)"
     )
 
 

@@ -453,3 +453,131 @@ def _merge_ids_dropout(
             if m is not None:
                 heapq.heappush(heap, (m[0], pos, m[1]))
     return [s for s, a in zip(symbols, alive) if a]
+
+
+class SentencePieceBPE:
+    """SentencePiece's BPE (``bpe_model.cc``): merges by piece *score*, not by a list.
+
+    The piece starts as its characters, except that user-defined pieces are matched
+    whole (longest first) and never merged. Repeatedly, the adjacent pair whose
+    concatenation is a piece with the highest score is merged, the leftmost on ties.
+    Pieces of type UNUSED may be merged through and are then split back into the
+    pieces they were made of. A symbol that is not a piece is unknown: with
+    ``byte_fallback`` it becomes its ``<0xXX>`` byte pieces, else ``unk_id``, and a
+    run of unknowns is one ``unk_id``, as SentencePiece reports it.
+
+    Cost: O(n log n) per piece with a heap; pieces are cached by the tokenizer.
+    """
+
+    def __init__(
+        self,
+        pieces: list[tuple[str, float, int]],
+        *,
+        unk_id: int,
+        byte_fallback: bool,
+    ) -> None:
+        # pieces: (text, score, type) by id; types as in sentencepiece_model.proto.
+        self.pieces = pieces
+        self.unk_id = unk_id
+        self.byte_fallback = byte_fallback
+        normal, unused, user = 1, 5, 4
+        self._score: dict[str, float] = {}
+        self._id: dict[str, int] = {}
+        self._unused: set[str] = set()
+        self._user: list[str] = []
+        for i, (text, score, kind) in enumerate(pieces):
+            if kind in (normal, user, unused):
+                self._score.setdefault(text, score)
+                self._id.setdefault(text, i)
+                if kind == unused:
+                    self._unused.add(text)
+                if kind == user:
+                    self._user.append(text)
+        self._byte_ids = [self._id_or_none(f"<0x{b:02X}>", pieces) for b in range(256)]
+        self._user_re = (
+            regex.compile("|".join(regex.escape(u) for u in sorted(self._user, key=len, reverse=True)))
+            if self._user
+            else None
+        )
+
+    @staticmethod
+    def _id_or_none(text: str, pieces: list[tuple[str, float, int]]) -> int | None:
+        for i, (t, _, kind) in enumerate(pieces):
+            if t == text and kind == 6:
+                return i
+        return None
+
+    def _symbols(self, piece: str) -> list[tuple[str, bool]]:
+        if self._user_re is None:
+            return [(c, False) for c in piece]
+        out: list[tuple[str, bool]] = []
+        pos = 0
+        for m in self._user_re.finditer(piece):
+            out += [(c, False) for c in piece[pos : m.start()]]
+            out.append((m.group(), True))
+            pos = m.end()
+        out += [(c, False) for c in piece[pos:]]
+        return out
+
+    def encode_piece(self, piece: str) -> tuple[int, ...]:
+        syms = self._symbols(piece)
+        n = len(syms)
+        text = [s for s, _ in syms]
+        frozen = [f for _, f in syms]
+        nxt = list(range(1, n + 1))
+        prv = list(range(-1, n - 1))
+        score = self._score
+        rev: dict[str, tuple[str, str]] = {}
+        heap: list[tuple[float, int, int, int]] = []
+
+        def add(left: int, right: int) -> None:
+            if left < 0 or right >= n or frozen[left] or frozen[right]:
+                return
+            merged = text[left] + text[right]
+            sc = score.get(merged)
+            if sc is None:
+                return
+            heapq.heappush(heap, (-sc, left, right, len(merged)))
+            if merged in self._unused:
+                rev[merged] = (text[left], text[right])
+
+        for i in range(1, n):
+            add(i - 1, i)
+        while heap:
+            _, left, right, size = heapq.heappop(heap)
+            if not text[left] or not text[right] or len(text[left]) + len(text[right]) != size:
+                continue
+            text[left] += text[right]
+            nxt[left] = nxt[right]
+            if nxt[right] < n:
+                prv[nxt[right]] = left
+            text[right] = ""
+            add(prv[left], left)
+            add(left, nxt[left])
+        out: list[int] = []
+        i = 0
+        while i < n:
+            self._emit(text[i], rev, out)
+            i = nxt[i]
+        unk = self.unk_id
+        if unk in out:
+            # SentencePiece merges a run of unknown pieces into one.
+            out = [t for k, t in enumerate(out) if t != unk or k == 0 or out[k - 1] != unk]
+        return tuple(out)
+
+    def _emit(self, w: str, rev: dict[str, tuple[str, str]], out: list[int]) -> None:
+        if w in self._unused and w in rev:
+            a, b = rev[w]
+            self._emit(a, rev, out)
+            self._emit(b, rev, out)
+            return
+        tid = self._id.get(w)
+        if tid is not None:
+            out.append(tid)
+            return
+        if self.byte_fallback:
+            ids = [self._byte_ids[b] for b in w.encode("utf-8")]
+            if None not in ids:
+                out.extend(ids)  # type: ignore[arg-type]
+                return
+        out.append(self.unk_id)
