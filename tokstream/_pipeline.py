@@ -109,6 +109,9 @@ class Pipeline:
         self._added_by_group = {f"t{t.id}": t for t in self.added_tokens}
         self._cache: dict[str, tuple[int, ...]] = {}
         id_to_token: dict[int, str] = {i: s for s, i in vocab.items()}
+        listed = model.get_vocab() if hasattr(model, "get_vocab") else None
+        if isinstance(listed, list):  # Unigram: ids are positions, pieces may repeat
+            id_to_token = {i: piece for i, (piece, _) in enumerate(listed)}
         for t in self.added_tokens:
             id_to_token[t.id] = t.content
         self.id_to_token = id_to_token

@@ -236,12 +236,13 @@ def _normalizer(obj: Any, source: str) -> Any:
 
 
 def _vocab_of(model: Any) -> dict[str, int]:
-    vocab = getattr(model, "vocab", None)
-    if isinstance(vocab, dict):
-        return vocab
-    if isinstance(vocab, list):  # Unigram: [(piece, score), ...]
-        return {piece: i for i, (piece, _) in enumerate(vocab)}
-    raise TypeError(f"model {type(model).__name__} exposes no vocabulary")
+    vocab = model.get_vocab() if hasattr(model, "get_vocab") else model.vocab
+    if isinstance(vocab, list):  # Unigram: [(piece, score), ...]; the first id wins
+        out: dict[str, int] = {}
+        for i, (piece, _) in enumerate(vocab):
+            out.setdefault(piece, i)
+        return out
+    return dict(vocab)
 
 
 def tokenizer_from_json(text: str | bytes, *, source: str = "tokenizer.json") -> Tokenizer:
