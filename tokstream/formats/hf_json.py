@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+
+import regex
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -296,9 +298,75 @@ def load_hf_json(path: str | os.PathLike[str]) -> Tokenizer:
     return tokenizer_from_json(text, source=source)
 
 
+def tiktoken_to_json(tok: Tokenizer) -> Obj:
+    """The ``tokenizer.json`` form of a rank-file tokenizer.
+
+    tiktoken merges any adjacent pair whose concatenation is a token, at that token's
+    rank. A merge list reproduces that when it holds, for every token in rank order,
+    every split of it into two tokens (the conversion ``transformers`` uses for
+    tiktoken models), and ``ignore_merges`` takes a whole piece that is a token first,
+    as tiktoken does. The pre-tokenizer is the same regex, then byte-level spelling.
+    """
+    from ..byte_level import bytes_to_proxy
+
+    ranks = tok._ranks
+    by_rank = sorted(ranks.items(), key=lambda item: item[1])
+    merges: list[list[str]] = []
+    for token, rank in by_rank:
+        splits = []
+        for k in range(1, len(token)):
+            left, right = ranks.get(token[:k]), ranks.get(token[k:])
+            if left is not None and right is not None and left < rank and right < rank:
+                splits.append((left, right, token[:k], token[k:]))
+        splits.sort()
+        merges += [[bytes_to_proxy(a), bytes_to_proxy(b)] for _, _, a, b in splits]
+    added = [
+        {"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,
+         "normalized": False, "special": True}
+        for t, i in sorted(tok.special_tokens.items(), key=lambda item: item[1])
+    ]
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": added,
+        "normalizer": None,
+        "pre_tokenizer": {
+            "type": "Sequence",
+            "pretokenizers": [
+                {"type": "Split", "pattern": {"Regex": _onig_pattern(tok.pattern)}, "behavior": "Isolated", "invert": False},
+                {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
+            ],
+        },
+        "post_processor": None,
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+        "model": {
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": None,
+            "continuing_subword_prefix": None,
+            "end_of_word_suffix": None,
+            "fuse_unk": False,
+            "byte_fallback": False,
+            "ignore_merges": True,
+            "vocab": {bytes_to_proxy(b): r for b, r in by_rank},
+            "merges": merges,
+        },
+    }
+
+
+def _onig_pattern(pattern: str) -> str:
+    """The pattern as ``tokenizers``' Oniguruma reads it the same way.
+
+    In Oniguruma's Ruby syntax ``{n,m}+`` is ``{n,m}`` repeated, not possessive (cl100k's
+    ``\p{N}{1,3}+``). Nothing follows the quantifier inside its alternative, so the
+    greedy ``{n,m}`` matches the same.
+    """
+    return regex.sub(r"(\{\d+(?:,\d*)?\})\+", r"\1", pattern)
+
+
 def save_hf_json(tok: Tokenizer, path: str | os.PathLike[str]) -> None:
     """Write ``tok`` as a ``tokenizer.json``."""
-    if tok._pipeline is None:
-        raise NotImplementedError("saving a tiktoken-style tokenizer as tokenizer.json is not supported yet")
+    obj = tok._pipeline.to_json() if tok._pipeline is not None else tiktoken_to_json(tok)
     with open(os.fspath(path), "w", encoding="utf-8") as f:
-        json.dump(tok._pipeline.to_json(), f, ensure_ascii=False)
+        json.dump(obj, f, ensure_ascii=False)
