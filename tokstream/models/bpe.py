@@ -28,6 +28,8 @@ from __future__ import annotations
 import heapq
 from collections.abc import Mapping
 
+import regex
+
 from ..errors import TokstreamError
 
 __all__ = ["BytePairEncoder"]
