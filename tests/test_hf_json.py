@@ -24,11 +24,12 @@ from strategies import adversarial_text
 
 tokenizers = pytest.importorskip("tokenizers")
 
-# The files whose components tokstream implements so far (issue 3 is in progress:
-# normalizers, WordPiece and Unigram are being wired in).
 HF_FILES = [
     "gpt2_tokenizer.json",
     "llama3_tokenizer.json",
+    "mistral_7b_v1_tokenizer.json",
+    "bert_minilm_tokenizer.json",
+    "botchan_unigram_1000_tokenizer.json",
 ]
 MAX_EXAMPLES = max(1, int(os.environ.get("TOKSTREAM_MAX_EXAMPLES", "10000")) // 2)
 
@@ -116,14 +117,11 @@ def _vectors(kind: str) -> list[tuple[str, list[int]]]:
     return list(zip(inputs, expected))
 
 
-@pytest.mark.parametrize(("kind", "name"), [("llama-bpe", "llama3_tokenizer.json")])
+@pytest.mark.parametrize(("kind", "name"), [("llama-bpe", "llama3_tokenizer.json"), ("bert-bge", "bert_minilm_tokenizer.json")])
 def test_llama_cpp_vectors(kind: str, name: str) -> None:
     ours, _ = pair(name)
     for text, want in _vectors(kind):
         got = ours.encode(text, allowed_special="all")
-        if kind == "bert-bge":
-            # llama.cpp's BERT vectors include [CLS] ... [SEP].
-            got = ours.encode(text, allowed_special="all", add_special_tokens=True)
         assert got == want, (text, got, want)
 
 

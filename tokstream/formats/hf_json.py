@@ -356,7 +356,7 @@ def tiktoken_to_json(tok: Tokenizer) -> Obj:
 
 
 def _onig_pattern(pattern: str) -> str:
-    """The pattern as ``tokenizers``' Oniguruma reads it the same way.
+    r"""The pattern as ``tokenizers``' Oniguruma reads it the same way.
 
     In Oniguruma's Ruby syntax ``{n,m}+`` is ``{n,m}`` repeated, not possessive (cl100k's
     ``\p{N}{1,3}+``). Nothing follows the quantifier inside its alternative, so the
