@@ -147,6 +147,13 @@ class Tokenizer:
 
         return load_hf_json(path)
 
+    @classmethod
+    def from_sentencepiece(cls, path: str | PathLike[str]) -> Tokenizer:
+        """Load a SentencePiece ``.model`` (BPE or Unigram); ids equal ``sentencepiece``'s."""
+        from .formats.spm_pipeline import load_sentencepiece
+
+        return load_sentencepiece(path)
+
     def save(self, path: str | PathLike[str]) -> None:
         """Write a ``tokenizer.json`` that ``tokenizers`` and ``from_file`` load."""
         from .formats.hf_json import save_hf_json
