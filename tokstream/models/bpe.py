@@ -348,7 +348,7 @@ class BPE:
                 return (tid,)
         symbols = self.symbols(piece)
         if self.dropout and rng is not None:
-            return tuple(_merge_ids_dropout(symbols, self._pairs, self._stride, self.dropout, rng))
+            return tuple(_merge_ids_heap(symbols, self._pairs, self._stride, self.dropout, rng))
         return tuple(_merge_ids(symbols, self._pairs, self._stride))
 
 
@@ -373,46 +373,20 @@ def _merge_ids(symbols: list[int], pairs: Mapping[int, tuple[int, int]], stride:
             if i > 0:
                 cand[i - 1] = get(symbols[i - 1] * stride + symbols[i], none)
         return symbols
-    # Long pieces: a heap of (rank, pos, new_id) over a linked list, as the Rust code.
-    nxt = list(range(1, n + 1))
-    prv = list(range(-1, n - 1))
-    alive = [True] * n
-    heap = []
-    for i in range(n - 1):
-        m = get(symbols[i] * stride + symbols[i + 1])
-        if m is not None:
-            heap.append((m[0], i, m[1]))
-    heapq.heapify(heap)
-    while heap:
-        rank, pos, new_id = heapq.heappop(heap)
-        if not alive[pos] or nxt[pos] >= n:
-            continue
-        right = nxt[pos]
-        m = get(symbols[pos] * stride + symbols[right])
-        if m is None or m[1] != new_id:
-            continue
-        symbols[pos] = new_id
-        alive[right] = False
-        nxt[pos] = nxt[right]
-        if nxt[pos] < n:
-            prv[nxt[pos]] = pos
-        before = prv[pos]
-        if before >= 0:
-            m = get(symbols[before] * stride + new_id)
-            if m is not None:
-                heapq.heappush(heap, (m[0], before, m[1]))
-        if nxt[pos] < n:
-            m = get(new_id * stride + symbols[nxt[pos]])
-            if m is not None:
-                heapq.heappush(heap, (m[0], pos, m[1]))
-    return [s for s, a in zip(symbols, alive) if a]
+    return _merge_ids_heap(symbols, pairs, stride)
 
 
-def _merge_ids_dropout(
-    symbols: list[int], pairs: Mapping[int, tuple[int, int]], stride: int, p: float, rng: object
+def _merge_ids_heap(
+    symbols: list[int],
+    pairs: Mapping[int, tuple[int, int]],
+    stride: int,
+    dropout: float = 0.0,
+    rng: object = None,
 ) -> list[int]:
-    """``_merge_ids`` where each popped merge is skipped with probability ``p``."""
-    random = rng.random  # type: ignore[attr-defined]
+    """Long pieces, and dropout: a heap of (rank, pos, new_id) over a linked list, as
+    the Rust ``merge_all``; with ``dropout`` each popped merge is skipped with that
+    probability and the skipped ones return to the heap after the next merge."""
+    random = rng.random if dropout else None  # type: ignore[attr-defined]
     n = len(symbols)
     get = pairs.get
     nxt = list(range(1, n + 1))
@@ -427,12 +401,13 @@ def _merge_ids_dropout(
     skipped: list[tuple[int, int, int]] = []
     while heap:
         top = heapq.heappop(heap)
-        if random() < p:
-            skipped.append(top)
-            continue
-        for s in skipped:
-            heapq.heappush(heap, s)
-        skipped.clear()
+        if random is not None:
+            if random() < dropout:
+                skipped.append(top)
+                continue
+            for entry in skipped:
+                heapq.heappush(heap, entry)
+            skipped.clear()
         _, pos, new_id = top
         if not alive[pos] or nxt[pos] >= n:
             continue
