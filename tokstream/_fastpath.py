@@ -37,7 +37,7 @@ from typing import Final
 
 from .pre_tokenizers import RegexSplit
 
-__all__ = ["PieceEncoder", "CACHE_LIMIT", "MAX_CACHED_LEN"]
+__all__ = ["PieceCache", "PieceEncoder", "CACHE_LIMIT", "MAX_CACHED_LEN"]
 
 CACHE_LIMIT: Final = 1 << 17
 # Longer keys are rarely repeated; caching them would only evict useful entries.
@@ -74,8 +74,12 @@ class _Bounded(dict[str, Ids]):
         return evict
 
 
-class _PieceCache(_Bounded):
-    """pre-token -> ids; a miss is computed (and kept when short)."""
+class PieceCache(_Bounded):
+    """pre-token -> ids; a miss is computed (and kept when short).
+
+    ``list(chain.from_iterable(map(cache.__getitem__, pieces)))`` encodes a list of
+    pieces with no Python frame per hit.
+    """
 
     __slots__ = ("compute",)
 
@@ -135,7 +139,7 @@ class PieceEncoder:
                 raise _Unicode16
             return encode_piece(piece.encode("utf-8"))
 
-        self._pieces = _PieceCache(checked)
+        self._pieces = PieceCache(checked)
         pieces_get = self._pieces.__getitem__
         findall = pre.findall
 

@@ -4,6 +4,19 @@ added tokens -> normalizer -> pre-tokenizer -> model (cached per piece) -> ids, 
 ids -> token strings -> decoder -> text, with the semantics of Hugging Face
 ``tokenizers``. tiktoken-style tokenizers do not come here: ``_fastpath`` serves them.
 
+Performance notes
+-----------------
+Pieces go through ``_fastpath.PieceCache`` (one C-level ``map`` over a dict, the model
+only on misses). Two shapes get more:
+
+- byte-level BPE whose pre-tokenizer is one known total regex (GPT-2's ``ByteLevel``,
+  Llama 3's ``Split`` + ``ByteLevel``; ``pre_tokenizers.byte_level_regex``) runs on
+  ``_fastpath.PieceEncoder``, the rank-file path: whole cut parts cached, pieces in
+  the vocabulary answered without the model when ``ignore_merges`` says so;
+- BPE with no pre-tokenizer (SentencePiece-style, ``▁`` for spaces) is cut into words
+  at ``BPE.cut_char()`` when that is exact, so each word is cached instead of merging
+  the whole text at once.
+
 Not handled yet: offsets through normalizers (``encode_with_offsets`` maps token bytes
 onto the original text, which is exact only when the normalizer is absent).
 """
@@ -17,13 +30,12 @@ from typing import Any, Protocol
 
 import regex
 
-from .byte_level import proxy_to_bytes
+from ._fastpath import PieceCache, PieceEncoder
+from .byte_level import bytes_to_proxy, proxy_to_bytes
+from .models.bpe import BPE
+from .pre_tokenizers import byte_level_regex
 
 __all__ = ["AddedToken", "Model", "Pipeline"]
-
-_CACHE_LIMIT = 1 << 17
-_MAX_CACHED_LEN = 64
-
 
 class Model(Protocol):
     """What the pipeline needs from a segmentation model."""
@@ -82,7 +94,8 @@ class Pipeline:
     """Encode plain text (specials already split off) and decode ids, ``tokenizers``-style.
 
     Cost: the normalizer and pre-tokenizer run on every call; a bounded dict maps each
-    piece to its ids, so the model runs once per distinct short piece.
+    piece to its ids, so the model runs once per distinct short piece (see the module
+    notes for the two faster shapes).
     """
 
     def __init__(
@@ -107,7 +120,10 @@ class Pipeline:
         self.json_extra = json_extra or {}
         self._added_re = _added_pattern(self.added_tokens)
         self._added_by_group = {f"t{t.id}": t for t in self.added_tokens}
-        self._cache: dict[str, tuple[int, ...]] = {}
+        self._pieces = PieceCache(model.encode_piece)
+        self._fast, self._prefix_space = _fast_encoder(model, pre_tokenizer)
+        cut = model.cut_char() if pre_tokenizer is None and isinstance(model, BPE) else None
+        self._cut = None if cut is None else regex.compile(f"{cut}*[^{cut}]+|{cut}+").findall
         id_to_token: dict[int, str] = {i: s for s, i in vocab.items()}
         listed = model.get_vocab() if hasattr(model, "get_vocab") else None
         if isinstance(listed, list):  # Unigram: ids are positions, pieces may repeat
@@ -141,21 +157,15 @@ class Pipeline:
             text = self.normalizer.normalize(text)
             if not text:
                 return []
-        pieces = self.pre_tokenizer.pre_tokenize([text]) if self.pre_tokenizer is not None else [text]
-        cache = self._cache
-        get = cache.get
-        encode_piece = self.model.encode_piece
-        out: list[int] = []
-        for p in pieces:
-            ids = get(p)
-            if ids is None:
-                ids = encode_piece(p)
-                if len(p) <= _MAX_CACHED_LEN:
-                    if len(cache) >= _CACHE_LIMIT:
-                        cache.clear()
-                    cache[p] = ids
-            out += ids
-        return out
+        if self._fast is not None:
+            if self._prefix_space and not text.startswith(" "):
+                text = " " + text
+            return self._fast.encode(text)
+        if self.pre_tokenizer is not None:
+            pieces = self.pre_tokenizer.pre_tokenize([text])
+        else:
+            pieces = self._cut(text) if self._cut is not None else [text]
+        return list(chain.from_iterable(map(self._pieces.__getitem__, pieces)))
 
     def post_process(self, ids: list[int]) -> list[int]:
         return self.post_processor.process(ids) if self.post_processor is not None else ids
@@ -194,6 +204,28 @@ class Pipeline:
             "decoder": self.decoder.to_json() if self.decoder is not None else None,
             "model": self.model.to_json(),
         }
+
+
+def _fast_encoder(model: Any, pre_tokenizer: Any) -> tuple[PieceEncoder | None, bool]:
+    """The rank-file path for byte-level BPE over one known total regex (module notes)."""
+    shape = byte_level_regex(pre_tokenizer)
+    if shape is None or not isinstance(model, BPE) or model.dropout:
+        return None, False
+    split, prefix_space = shape
+    encode_piece = model.encode_piece
+
+    def encode_bytes(piece: bytes) -> tuple[int, ...]:
+        return encode_piece(bytes_to_proxy(piece))
+
+    # A piece that is a token is that token only under ignore_merges; otherwise the
+    # merges decide, so every new piece goes through the model.
+    whole: dict[bytes, int] = {}
+    if model.ignore_merges:
+        for spelling, tid in model.vocab.items():
+            data = proxy_to_bytes(spelling)
+            if data is not None:
+                whole[data] = tid
+    return PieceEncoder(split, encode_bytes, whole), prefix_space
 
 
 _BYTE_TOKEN = regex.compile(r"<0x([0-9A-Fa-f]{2})>")

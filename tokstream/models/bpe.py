@@ -323,6 +323,26 @@ class BPE:
             unk_pending = True
         return out
 
+    def cut_char(self) -> str | None:
+        """A character ``c`` at whose runs text can be cut without changing the ids.
+
+        When no token holds ``c`` right after another character, no merge can join
+        the text before a run of ``c`` to the run, so ``encode_piece`` of a whole text
+        equals the concatenation over its pieces ``c*[^c]+|c+``: SentencePiece-style
+        BPE (no pre-tokenizer, ``▁`` for spaces) can then be cached per word. Returns
+        ``"▁"`` or ``" "`` when that holds, else None (also under dropout, prefixes or
+        suffixes, which depend on where a piece starts and ends).
+
+        Cost: one pass over the vocabulary (~10 ms for 32k tokens).
+        """
+        if self.dropout or self.continuing_subword_prefix or self.end_of_word_suffix:
+            return None
+        for c in ("\u2581", " "):
+            # c must be a token: an unknown c could fuse with an unknown before it.
+            if c in self.vocab and not any(_joins_before(t, c) for t in self.vocab):
+                return c
+        return None
+
     def to_json(self) -> dict[str, object]:
         """The ``tokenizer.json`` model object."""
         return {
@@ -350,6 +370,16 @@ class BPE:
         if self.dropout and rng is not None:
             return tuple(_merge_ids_heap(symbols, self._pairs, self._stride, self.dropout, rng))
         return tuple(_merge_ids(symbols, self._pairs, self._stride))
+
+
+def _joins_before(token: str, c: str) -> bool:
+    """True when ``c`` follows another character somewhere in ``token``."""
+    i = token.find(c, 1)
+    while i > 0:
+        if token[i - 1] != c:
+            return True
+        i = token.find(c, i + 1)
+    return False
 
 
 def _merge_ids(symbols: list[int], pairs: Mapping[int, tuple[int, int]], stride: int) -> list[int]:
