@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 import tokstream
 from tokstream import Tokenizer
 from tokstream.errors import TokenizerFileError
+from tokstream.formats.hf_json import tokenizer_from_json
 
 from conftest import FIXTURES, require_fixture
 from strategies import adversarial_text
@@ -191,3 +192,36 @@ def test_wrong_field_type_names_path(tmp_path: Path) -> None:
 
 def test_fixtures_dir_is_used() -> None:
     assert FIXTURES.name == "fixtures"
+
+
+# ------------------------------------------------------------------ added-token ids
+
+
+@pytest.mark.parametrize(
+    "added",
+    [
+        [("X", 9)],  # a written id past the vocabulary: tokenizers renumbers it
+        [("X", 3), ("Y", 2)],
+        [("c", 7)],  # content in the vocabulary: the vocabulary's id wins
+        [("Q", 1), ("c", 5), ("R", 40)],
+    ],
+)
+def test_added_token_ids_follow_tokenizers(added: list[tuple[str, int]]) -> None:
+    obj = {
+        "version": "1.0", "truncation": None, "padding": None, "normalizer": None,
+        "pre_tokenizer": {"type": "WhitespaceSplit"}, "post_processor": None, "decoder": None,
+        "model": {"type": "WordPiece", "vocab": {"a": 0, "b": 1, "c": 5, "[UNK]": 6},
+                  "unk_token": "[UNK]", "continuing_subword_prefix": "##", "max_input_chars_per_word": 100},
+        "added_tokens": [
+            {"id": i, "content": c, "single_word": False, "lstrip": False, "rstrip": False,
+             "normalized": False, "special": True}
+            for c, i in added
+        ],
+    }
+    text = json.dumps(obj)
+    ref = tokenizers.Tokenizer.from_str(text)
+    ours = tokenizer_from_json(text)
+    sample = " ".join(c for c, _ in added) + " a b c"
+    assert ours.encode(sample, allowed_special="all") == ref.encode(sample).ids
+    for content, _ in added:
+        assert ours.token_to_id(content) == ref.token_to_id(content)

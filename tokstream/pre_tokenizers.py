@@ -52,7 +52,7 @@ from typing import Final
 import numpy as np
 import regex
 
-__all__ = ["PATTERNS", "RegexSplit", "byte_level_regex", "resolve_pattern"]
+__all__ = ["PATTERNS", "RegexSplit", "byte_level_regex", "oniguruma_spelling", "resolve_pattern"]
 
 _GPT2: Final = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
 _CL100K: Final = (
@@ -161,6 +161,16 @@ def _unicode16_fixes() -> tuple[regex.Pattern[str] | None, dict[int, str]]:
             ranges.append([cp, cp])
     body = "".join(f"\\U{a:08X}-\\U{b:08X}" for a, b in ranges)
     return regex.compile(f"[{body}]"), table
+
+
+def oniguruma_spelling(pattern: str) -> str:
+    r"""``pattern`` as ``tokenizers``' Oniguruma reads it the same way.
+
+    In Oniguruma's Ruby syntax ``{n,m}+`` is ``{n,m}`` repeated, not possessive (cl100k's
+    ``\p{N}{1,3}+``). In the named patterns nothing follows that quantifier inside its
+    alternative, so the greedy ``{n,m}`` matches the same.
+    """
+    return regex.sub(r"(\{\d+(?:,\d*)?\})\+", r"\1", pattern)
 
 
 def resolve_pattern(pattern: str) -> str:
@@ -522,6 +532,10 @@ class Digits(PreTokenizer):
         return {"type": "Digits", "individual_digits": self.individual_digits}
 
 
+# A named pattern (or tokenizers' GPT-2 spelling) from its Oniguruma spelling.
+_BY_ONIGURUMA: Final = {oniguruma_spelling(p): p for p in _SPACE_SAFE} | {p: p for p in _SPACE_SAFE}
+
+
 def byte_level_regex(pre: PreTokenizer | None) -> tuple[RegexSplit, bool] | None:
     """``(split, add_prefix_space)`` when ``pre`` is "prefix a space, take the matches of
     one pattern that matches every character, spell each in the byte-level alphabet"
@@ -539,12 +553,12 @@ def byte_level_regex(pre: PreTokenizer | None) -> tuple[RegexSplit, bool] | None
         and split.is_regex
         and split.behavior == "Isolated"
         and not split.invert
-        and split.pattern in _SPACE_SAFE
+        and split.pattern in _BY_ONIGURUMA
         and isinstance(level, ByteLevel)
         and not level.use_regex
         and not level.add_prefix_space
     ):
-        return RegexSplit(split.pattern, unicode16=True), False
+        return RegexSplit(_BY_ONIGURUMA[split.pattern], unicode16=True), False
     return None
 
 

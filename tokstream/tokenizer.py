@@ -409,21 +409,23 @@ class Tokenizer:
 
     @property
     def fingerprint(self) -> str:
-        """sha256 hex over everything that decides ids: vocabulary, pattern, specials."""
-        if self._fingerprint is None and self._pipeline is not None:
-            canonical = json.dumps(self._pipeline.to_json(), sort_keys=True, ensure_ascii=False)
-            h = hashlib.sha256(b"tokstream-fingerprint-v1\0pipeline\0")
-            h.update(canonical.encode("utf-8", "surrogatepass"))
-            self._fingerprint = h.hexdigest()
+        """sha256 hex over everything that decides ids and decoding.
+
+        Equal for tokenizers that encode and decode alike by construction: a rank-file
+        tokenizer and the ``tokenizer.json`` its ``save`` writes share one, as does a
+        ``tokenizer.json`` and the file we save from it. Computed once (up to ~1 s for
+        a large ``tokenizer.json``).
+        """
         if self._fingerprint is None:
-            h = hashlib.sha256(b"tokstream-fingerprint-v1\0byte-level-bpe\0")
-            items = sorted((r, b) for b, r in self._ranks.items())
-            h.update(struct.pack("<Q", len(items)))
-            h.update(b"".join(struct.pack("<QI", r, len(b)) + b for r, b in items))
-            h.update(self._pre.pattern.encode("utf-8", "surrogatepass") + b"\0")
-            for text, sid in sorted(self._special_tokens.items()):
-                h.update(struct.pack("<Q", sid) + text.encode("utf-8", "surrogatepass") + b"\0")
-            self._fingerprint = h.hexdigest()
+            form = self._pipeline.rank_file_form() if self._pipeline is not None else None
+            if self._pipeline is not None and form is None:
+                canonical = json.dumps(self._pipeline.to_json(), sort_keys=True, ensure_ascii=False)
+                h = hashlib.sha256(b"tokstream-fingerprint-v1\0pipeline\0")
+                h.update(canonical.encode("utf-8", "surrogatepass"))
+                self._fingerprint = h.hexdigest()
+            else:
+                ranks, pattern, specials = form or (self._ranks, self._pre.pattern, self._special_tokens)
+                self._fingerprint = _rank_fingerprint(ranks, pattern, specials)
         return self._fingerprint
 
     def __repr__(self) -> str:
@@ -435,6 +437,17 @@ class Tokenizer:
         from ._parallel import reduce_tokenizer
 
         return reduce_tokenizer(self)
+
+
+def _rank_fingerprint(ranks: Mapping[bytes, int], pattern: str, specials: Mapping[str, int]) -> str:
+    h = hashlib.sha256(b"tokstream-fingerprint-v1\0byte-level-bpe\0")
+    items = sorted((r, b) for b, r in ranks.items())
+    h.update(struct.pack("<Q", len(items)))
+    h.update(b"".join(struct.pack("<QI", r, len(b)) + b for r, b in items))
+    h.update(pattern.encode("utf-8", "surrogatepass") + b"\0")
+    for text, sid in sorted(specials.items()):
+        h.update(struct.pack("<Q", sid) + text.encode("utf-8", "surrogatepass") + b"\0")
+    return h.hexdigest()
 
 
 def _check_text(text: object) -> None:

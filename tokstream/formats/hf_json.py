@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-
-import regex
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -20,8 +18,9 @@ from .. import decoders as dec
 from .. import pre_tokenizers as pre
 from .. import processors as proc
 from .._pipeline import AddedToken, Pipeline
-from ..errors import TokenizerFileError
-from ..models.bpe import BPE
+from ..errors import TokenizerFileError, TokstreamError
+from ..models.bpe import BPE, merges_for_ranks
+from ..pre_tokenizers import oniguruma_spelling
 
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
@@ -247,6 +246,38 @@ def _vocab_of(model: Any) -> dict[str, int]:
     return dict(vocab)
 
 
+def _vocab_size(model: Any) -> int:
+    """``Model::get_vocab_size``: the number of entries, not the largest id plus one."""
+    vocab = model.get_vocab() if hasattr(model, "get_vocab") else model.vocab
+    return len(vocab)
+
+
+class _AddedIds:
+    """Ids of added tokens as ``tokenizers`` assigns them on load.
+
+    ``tokenizers`` ignores the ``id`` written in ``added_tokens``: a token whose
+    content is in the model's vocabulary (or already added) takes that id; any other
+    takes the next id after the model's vocabulary size and the added ids so far. We
+    do the same, so a file whose written ids disagree still gives tokenizers' ids.
+    """
+
+    def __init__(self, vocab: dict[str, int], size: int) -> None:
+        self.vocab, self.size = vocab, size
+        self.added: dict[str, int] = {}
+        self.top: int | None = None  # largest id given to a token not in the vocabulary
+
+    def assign(self, content: str) -> int:
+        tid = self.added.get(content, self.vocab.get(content))
+        if tid is None:
+            # As tokenizers: only new ids count, so one may repeat a vocabulary id
+            # above the vocabulary size (checked against tokenizers in test_hf_json).
+            top = self.top
+            tid = self.size if top is None or (top < self.size and self.size) else top + 1
+            self.top = tid
+        self.added[content] = tid
+        return tid
+
+
 def tokenizer_from_json(text: str | bytes, *, source: str = "tokenizer.json") -> Tokenizer:
     """Build a ``Tokenizer`` from the text of a ``tokenizer.json``."""
     from ..tokenizer import Tokenizer
@@ -260,13 +291,17 @@ def tokenizer_from_json(text: str | bytes, *, source: str = "tokenizer.json") ->
         ) from e
     root = _Reader(data, "$", source)
     model = _build(MODELS, root.get("model", dict), "model", source)
+    vocab = _vocab_of(model)
+    ids = _AddedIds(vocab, _vocab_size(model))
     added = []
     for i, a in enumerate(root.get("added_tokens", list, [])):
         ar = _Reader(a, f"added_tokens[{i}]", source)
+        ar.get("id", int)  # must be present and an int, though tokenizers ignores it
+        content = ar.get("content", str)
         added.append(
             AddedToken(
-                id=ar.get("id", int),
-                content=ar.get("content", str),
+                id=ids.assign(content),
+                content=content,
                 special=ar.get("special", bool, False),
                 single_word=ar.get("single_word", bool, False),
                 lstrip=ar.get("lstrip", bool, False),
@@ -276,7 +311,7 @@ def tokenizer_from_json(text: str | bytes, *, source: str = "tokenizer.json") ->
         )
     pipeline = Pipeline(
         model=model,
-        vocab=_vocab_of(model),
+        vocab=vocab,
         normalizer=_normalizer(data.get("normalizer"), source),
         pre_tokenizer=_build(PRE_TOKENIZERS, data.get("pre_tokenizer"), "pre_tokenizer", source),
         post_processor=_build(PROCESSORS, data.get("post_processor"), "post_processor", source),
@@ -299,27 +334,12 @@ def load_hf_json(path: str | os.PathLike[str]) -> Tokenizer:
 
 
 def tiktoken_to_json(tok: Tokenizer) -> Obj:
-    """The ``tokenizer.json`` form of a rank-file tokenizer.
-
-    tiktoken merges any adjacent pair whose concatenation is a token, at that token's
-    rank. A merge list reproduces that when it holds, for every token in rank order,
-    every split of it into two tokens (the conversion ``transformers`` uses for
-    tiktoken models), and ``ignore_merges`` takes a whole piece that is a token first,
-    as tiktoken does. The pre-tokenizer is the same regex, then byte-level spelling.
-    """
+    """The ``tokenizer.json`` form of a rank-file tokenizer: the same regex, then
+    byte-level spelling, and ``models.bpe.merges_for_ranks`` as the merge list."""
     from ..byte_level import bytes_to_proxy
 
     ranks = tok._ranks
-    by_rank = sorted(ranks.items(), key=lambda item: item[1])
-    merges: list[list[str]] = []
-    for token, rank in by_rank:
-        splits = []
-        for k in range(1, len(token)):
-            left, right = ranks.get(token[:k]), ranks.get(token[k:])
-            if left is not None and right is not None and left < rank and right < rank:
-                splits.append((left, right, token[:k], token[k:]))
-        splits.sort()
-        merges += [[bytes_to_proxy(a), bytes_to_proxy(b)] for _, _, a, b in splits]
+    merges = [[bytes_to_proxy(a), bytes_to_proxy(b)] for a, b in merges_for_ranks(ranks)]
     added = [
         {"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,
          "normalized": False, "special": True}
@@ -334,7 +354,7 @@ def tiktoken_to_json(tok: Tokenizer) -> Obj:
         "pre_tokenizer": {
             "type": "Sequence",
             "pretokenizers": [
-                {"type": "Split", "pattern": {"Regex": _onig_pattern(tok.pattern)}, "behavior": "Isolated", "invert": False},
+                {"type": "Split", "pattern": {"Regex": oniguruma_spelling(tok.pattern)}, "behavior": "Isolated", "invert": False},
                 {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
             ],
         },
@@ -349,20 +369,30 @@ def tiktoken_to_json(tok: Tokenizer) -> Obj:
             "fuse_unk": False,
             "byte_fallback": False,
             "ignore_merges": True,
-            "vocab": {bytes_to_proxy(b): r for b, r in by_rank},
+            "vocab": _vocab_with_specials(tok),
             "merges": merges,
         },
     }
 
 
-def _onig_pattern(pattern: str) -> str:
-    r"""The pattern as ``tokenizers``' Oniguruma reads it the same way.
+def _vocab_with_specials(tok: Tokenizer) -> dict[str, int]:
+    """The byte-level vocabulary plus each special token under its own text.
 
-    In Oniguruma's Ruby syntax ``{n,m}+`` is ``{n,m}`` repeated, not possessive (cl100k's
-    ``\p{N}{1,3}+``). Nothing follows the quantifier inside its alternative, so the
-    greedy ``{n,m}`` matches the same.
+    ``tokenizers`` gives an added token the model's id for its content, else the next
+    free id after the vocabulary: listing the specials in the vocabulary is the only
+    way to keep ids such as cl100k's 100257 (100256 is unused).
     """
-    return regex.sub(r"(\{\d+(?:,\d*)?\})\+", r"\1", pattern)
+    from ..byte_level import bytes_to_proxy
+
+    vocab = {bytes_to_proxy(b): r for b, r in sorted(tok._ranks.items(), key=lambda item: item[1])}
+    for text, sid in sorted(tok.special_tokens.items(), key=lambda item: item[1]):
+        if text in vocab:
+            raise TokstreamError(
+                f"cannot save {tok.name!r} as tokenizer.json: special token {text!r} is spelled "
+                f"like token {vocab[text]}, and tokenizers would give both one id"
+            )
+        vocab[text] = sid
+    return vocab
 
 
 def save_hf_json(tok: Tokenizer, path: str | os.PathLike[str]) -> None:

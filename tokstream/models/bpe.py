@@ -372,6 +372,31 @@ class BPE:
         return tuple(_merge_ids(symbols, self._pairs, self._stride))
 
 
+def merges_for_ranks(ranks: Mapping[bytes, int]) -> list[tuple[bytes, bytes]]:
+    """The merge list under which ``BPE`` (with ``ignore_merges``) encodes as
+    ``BytePairEncoder`` does on ``ranks``.
+
+    tiktoken merges any adjacent pair whose concatenation is a token, at that token's
+    rank. The list holds, for every token in rank order, each split of it into two
+    lower-ranked tokens (the conversion ``transformers`` uses for tiktoken models),
+    ordered by the parts' ranks; ``ignore_merges`` takes a whole piece that is a token
+    first, as tiktoken does.
+
+    Cost: one dict lookup pair per byte of every token (about 1 s for o200k).
+    """
+    merges: list[tuple[bytes, bytes]] = []
+    get = ranks.get
+    for token, rank in sorted(ranks.items(), key=lambda item: item[1]):
+        splits = []
+        for k in range(1, len(token)):
+            left, right = get(token[:k]), get(token[k:])
+            if left is not None and right is not None and left < rank and right < rank:
+                splits.append((left, right, k))
+        splits.sort()
+        merges += [(token[:k], token[k:]) for _, _, k in splits]
+    return merges
+
+
 def _joins_before(token: str, c: str) -> bool:
     """True when ``c`` follows another character somewhere in ``token``."""
     i = token.find(c, 1)
