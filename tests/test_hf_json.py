@@ -225,3 +225,47 @@ def test_added_token_ids_follow_tokenizers(added: list[tuple[str, int]]) -> None
     assert ours.encode(sample, allowed_special="all") == ref.encode(sample).ids
     for content, _ in added:
         assert ours.token_to_id(content) == ref.token_to_id(content)
+
+
+# --------------------------------------------- variants that leave or take the fast paths
+
+
+def _variant(name: str, edit: str) -> dict[str, object]:
+    obj = json.loads(require_fixture(Path("hf") / name).read_text("utf-8"))
+    if edit == "prefix_space":  # ByteLevel(add_prefix_space=True): still the fast path
+        obj["pre_tokenizer"]["add_prefix_space"] = True
+    elif edit == "other_regex":  # an unknown Split pattern: the general pipeline
+        obj["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = r"\p{L}+|\p{N}{1,2}|[^\p{L}\p{N}]+"
+    elif edit == "no_ignore_merges":  # the fast path, but every piece through the merges
+        obj["model"]["ignore_merges"] = False
+    elif edit == "inner_space_token":  # a token with an inner ▁: no cutting into words
+        vocab = obj["model"]["vocab"]
+        vocab["a\u2581b"] = max(vocab.values()) + 1
+        obj["model"]["merges"].insert(0, ["a", "\u2581b"])  # "ka b" -> ['▁k', 'a▁b']
+    return obj
+
+
+_variants: dict[tuple[str, str], tuple[Tokenizer, "tokenizers.Tokenizer"]] = {}
+
+
+@pytest.mark.parametrize(
+    ("name", "edit"),
+    [
+        ("gpt2_tokenizer.json", "prefix_space"),
+        ("llama3_tokenizer.json", "other_regex"),
+        ("llama3_tokenizer.json", "no_ignore_merges"),
+        ("mistral_7b_v1_tokenizer.json", "inner_space_token"),
+    ],
+)
+@settings(max_examples=max(20, MAX_EXAMPLES // 20), deadline=None, suppress_health_check=list(HealthCheck))
+@given(text=_hf_text)
+def test_variants_match_tokenizers(name: str, edit: str, text: str) -> None:
+    if (name, edit) not in _variants:
+        obj = json.dumps(_variant(name, edit), ensure_ascii=False)
+        ref = tokenizers.Tokenizer.from_str(obj)
+        ref.no_padding()
+        ref.no_truncation()
+        _variants[name, edit] = (tokenizer_from_json(obj), ref)
+    ours, ref = _variants[name, edit]
+    assert_same(ours, ref, text)
+    assert_same(ours, ref, "1a b ka b  " + text + " za bar, World! 12345 ")
