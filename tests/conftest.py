@@ -24,6 +24,14 @@ from strategies import max_examples
 import tokstream
 
 ENCODING_NAMES = ("cl100k_base", "o200k_base", "r50k_base", "p50k_base")
+#: The tokenizer.json fixtures, in fixtures/hf.
+HF_FILES = (
+    "gpt2_tokenizer.json",
+    "llama3_tokenizer.json",
+    "mistral_7b_v1_tokenizer.json",
+    "bert_minilm_tokenizer.json",
+    "botchan_unigram_1000_tokenizer.json",
+)
 
 
 def _fixtures_root() -> Path:
@@ -78,6 +86,16 @@ def fixture_file(relpath: str) -> Path:
 def require_fixture(relpath: str | Path) -> Path:
     """``fixture_file`` for a ``Path``."""
     return fixture_file(str(relpath))
+
+
+def hf_reference(path: Path):  # type: ignore[no-untyped-def]
+    """``tokenizers.Tokenizer`` for a tokenizer.json, padding and truncation off (the
+    BERT fixture ships with both on; they shape batches, not ids)."""
+    tokenizers = pytest.importorskip("tokenizers")
+    ref = tokenizers.Tokenizer.from_file(str(path))
+    ref.no_padding()
+    ref.no_truncation()
+    return ref
 
 
 @pytest.fixture(scope="session")

@@ -20,26 +20,12 @@ from tokstream import Tokenizer
 from tokstream.errors import TokenizerFileError
 from tokstream.formats.hf_json import tokenizer_from_json
 
-from conftest import FIXTURES, require_fixture
+from conftest import FIXTURES, HF_FILES, hf_reference, require_fixture
 from strategies import adversarial_text
 
 tokenizers = pytest.importorskip("tokenizers")
 
-HF_FILES = [
-    "gpt2_tokenizer.json",
-    "llama3_tokenizer.json",
-    "mistral_7b_v1_tokenizer.json",
-    "bert_minilm_tokenizer.json",
-    "botchan_unigram_1000_tokenizer.json",
-]
 MAX_EXAMPLES = max(1, int(os.environ.get("TOKSTREAM_MAX_EXAMPLES", "10000")) // 2)
-
-
-def _reference(path: Path) -> "tokenizers.Tokenizer":
-    ref = tokenizers.Tokenizer.from_file(str(path))
-    ref.no_padding()
-    ref.no_truncation()
-    return ref
 
 
 _cache: dict[str, tuple[Tokenizer, "tokenizers.Tokenizer"]] = {}
@@ -48,7 +34,7 @@ _cache: dict[str, tuple[Tokenizer, "tokenizers.Tokenizer"]] = {}
 def pair(name: str) -> tuple[Tokenizer, "tokenizers.Tokenizer"]:
     path = require_fixture(Path("hf") / name)
     if name not in _cache:
-        _cache[name] = (Tokenizer.from_file(path), _reference(path))
+        _cache[name] = (Tokenizer.from_file(path), hf_reference(path))
     return _cache[name]
 
 
@@ -129,7 +115,7 @@ def test_llama_cpp_vectors(kind: str, name: str) -> None:
 def test_load_dispatches_on_json() -> None:
     path = require_fixture(Path("hf") / "gpt2_tokenizer.json")
     tok = tokstream.load(path)
-    assert tok.encode("hello world") == _reference(path).encode("hello world").ids
+    assert tok.encode("hello world") == hf_reference(path).encode("hello world").ids
 
 
 # ------------------------------------------------------------------ broken files

@@ -18,18 +18,11 @@ from hypothesis import given
 import tokstream
 from tokstream import Tokenizer
 
-from conftest import ENCODING_NAMES, require_fixture
+from conftest import ENCODING_NAMES, HF_FILES, hf_reference, require_fixture
 from strategies import adversarial_text, hyp_settings
 
 tokenizers = pytest.importorskip("tokenizers")
 
-HF_FILES = [
-    "gpt2_tokenizer.json",
-    "llama3_tokenizer.json",
-    "mistral_7b_v1_tokenizer.json",
-    "bert_minilm_tokenizer.json",
-    "botchan_unigram_1000_tokenizer.json",
-]
 CORPORA = ["corpus_botchan_en.txt", "corpus_wagahaiwa_nekodearu_ja.txt"]
 # tokenizers cannot take lone surrogates (Python -> Rust str); tiktoken replaces them.
 _text = adversarial_text().map(lambda s: s.encode("utf-8", "replace").decode("utf-8"))
@@ -54,46 +47,24 @@ class Case:
 
 
 _cases: dict[str, Case] = {}
+Reference = Callable[[str], object]  # conftest's `reference` fixture: name -> tiktoken.Encoding
 
 
-def _hf_reference(path: Path) -> "tokenizers.Tokenizer":
-    ref = tokenizers.Tokenizer.from_file(str(path))
-    ref.no_padding()
-    ref.no_truncation()
-    return ref
-
-
-def case(name: str, tmp_root: Path) -> Case:
+def case(name: str, tmp_root: Path, reference: Reference) -> Case:
     if name not in _cases:
         saved = tmp_root / f"saved_{name}.json"
         if name in ENCODING_NAMES:
             ours = tokstream.load(name)
-            ref = _tiktoken_reference(name)
-            want: Callable[[str], list[int]] = lambda t: ref.encode(t, allowed_special="all")  # noqa: E731
+            ref = reference(name)
+            want: Callable[[str], list[int]] = lambda t: ref.encode(t, allowed_special="all")  # type: ignore[attr-defined]  # noqa: E731
         else:
             path = require_fixture(Path("hf") / name)
             ours = Tokenizer.from_file(path)
-            hf = _hf_reference(path)
+            hf = hf_reference(path)
             want = lambda t: hf.encode(t, add_special_tokens=False).ids  # noqa: E731
         ours.save(saved)
         _cases[name] = Case(ours, want, saved)
     return _cases[name]
-
-
-def _tiktoken_reference(name: str) -> object:
-    import tiktoken
-    import tiktoken.load
-    from tiktoken_ext import openai_public
-
-    local = require_fixture(Path("tiktoken") / f"{name}.tiktoken")
-    real = tiktoken.load.load_tiktoken_bpe
-    original = openai_public.load_tiktoken_bpe
-    openai_public.load_tiktoken_bpe = lambda url, expected_hash=None: real(str(local), expected_hash)
-    try:
-        spec = openai_public.ENCODING_CONSTRUCTORS[name]()
-    finally:
-        openai_public.load_tiktoken_bpe = original
-    return tiktoken.Encoding(**spec)
 
 
 @pytest.fixture(scope="module")
@@ -106,8 +77,8 @@ ALL = [*ENCODING_NAMES, *HF_FILES]
 
 
 @pytest.mark.parametrize("name", ALL)
-def test_fingerprint_survives_save_and_load(name: str, tmp_root: Path) -> None:
-    c = case(name, tmp_root)
+def test_fingerprint_survives_save_and_load(name: str, tmp_root: Path, reference: Reference) -> None:
+    c = case(name, tmp_root, reference)
     assert c.ours_saved.fingerprint == c.ours.fingerprint
     # Saving what we loaded writes the same JSON again.
     again = tmp_root / f"again_{name}.json"
@@ -117,8 +88,10 @@ def test_fingerprint_survives_save_and_load(name: str, tmp_root: Path) -> None:
 
 @pytest.mark.parametrize("name", ALL)
 @pytest.mark.parametrize("corpus", CORPORA)
-def test_saved_file_gives_reference_ids_on_corpora(name: str, corpus: str, tmp_root: Path) -> None:
-    c = case(name, tmp_root)
+def test_saved_file_gives_reference_ids_on_corpora(
+    name: str, corpus: str, tmp_root: Path, reference: Reference
+) -> None:
+    c = case(name, tmp_root, reference)
     text = require_fixture(Path("corpora") / corpus).read_text("utf-8")
     c.check(text[:40_000])
     for line in text.splitlines()[:100]:
@@ -128,13 +101,15 @@ def test_saved_file_gives_reference_ids_on_corpora(name: str, corpus: str, tmp_r
 @pytest.mark.parametrize("name", ALL)
 @hyp_settings(300)
 @given(text=_text)
-def test_saved_file_gives_reference_ids_on_adversarial_text(name: str, text: str, tmp_root: Path) -> None:
-    case(name, tmp_root).check(text)
+def test_saved_file_gives_reference_ids_on_adversarial_text(
+    name: str, text: str, tmp_root: Path, reference: Reference
+) -> None:
+    case(name, tmp_root, reference).check(text)
 
 
-def test_changed_merge_list_changes_the_fingerprint(tmp_root: Path) -> None:
+def test_changed_merge_list_changes_the_fingerprint(tmp_root: Path, reference: Reference) -> None:
     # The fingerprint must tell a rank-file JSON from a near copy.
-    c = case("r50k_base", tmp_root)
+    c = case("r50k_base", tmp_root, reference)
     obj = json.loads(c.saved.read_text("utf-8"))
     obj["model"]["merges"].pop()
     changed = tmp_root / "changed.json"
