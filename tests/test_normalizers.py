@@ -4,8 +4,9 @@ Differential: each normalizer is built from the same ``tokenizer.json`` object b
 ``normalizer_from_json`` and by ``tokenizers.Tokenizer.from_str`` (a one-token WordLevel
 model around it), then fed every code point and adversarial hypothesis text. The
 ``Precompiled`` charsmaps are the real ones from the fixture files: the botchan
-``tokenizer.json`` and the SentencePiece ``.model`` files (read with a ten-line protobuf
-reader below, since protobuf is not a test dependency).
+``tokenizer.json`` and the SentencePiece ``.model`` files (read with
+``tokstream.formats.sentencepiece``, which ``test_sentencepiece_format.py`` checks against
+sentencepiece; protobuf is not a test dependency).
 
 Alignments: ``normalize_aligned`` must give ``normalize``'s text, monotone in-bounds
 spans, and for character-wise normalizers pieces that normalize on their own to their
@@ -22,18 +23,19 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import re
 import unicodedata
 from functools import cache, lru_cache
 from pathlib import Path
 
 import pytest
+from conftest import fixture_file
 from hypothesis import example, given
 from hypothesis import strategies as st
 from strategies import UNICODE_17_RANGES, adversarial_text, hyp_settings
 
 from tokstream.errors import TokenizerFileError
+from tokstream.formats.sentencepiece import read_sentencepiece
 from tokstream.normalizers import (
     NFC,
     NFD,
@@ -61,72 +63,14 @@ SETTINGS = hyp_settings(500)
 # ----------------------------------------------------------------------- fixtures
 
 
-def _fixtures_root() -> Path:
-    override = os.environ.get("TOKSTREAM_FIXTURES")
-    if override:
-        return Path(override)
-    return Path(__file__).resolve().parents[2] / "shared" / "fixtures"
-
-
-def fixture(relpath: str) -> Path:
-    """A fixture file; skips when absent, fails instead under TOKSTREAM_REQUIRE_FIXTURES=1."""
-    path = _fixtures_root() / relpath
-    if not path.is_file():
-        reason = f"fixture file {relpath} not found under {_fixtures_root()} (set TOKSTREAM_FIXTURES)"
-        if os.environ.get("TOKSTREAM_REQUIRE_FIXTURES") == "1":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    return path
-
-
-def _proto_fields(data: bytes):
-    """Yield (field number, wire type, value) of one protobuf message (no nesting)."""
-    i = 0
-
-    def varint() -> int:
-        nonlocal i
-        shift = value = 0
-        while True:
-            b = data[i]
-            i += 1
-            value |= (b & 0x7F) << shift
-            shift += 7
-            if b < 0x80:
-                return value
-
-    while i < len(data):
-        key = varint()
-        field, wire = key >> 3, key & 7
-        if wire == 0:
-            yield field, wire, varint()
-        elif wire == 1:
-            yield field, wire, data[i : i + 8]
-            i += 8
-        elif wire == 2:
-            n = varint()
-            yield field, wire, data[i : i + n]
-            i += n
-        elif wire == 5:
-            yield field, wire, data[i : i + 4]
-            i += 4
-        else:
-            raise ValueError(f"unsupported wire type {wire}")
-
-
 def spm_charsmap(path: Path) -> bytes:
-    """ModelProto.normalizer_spec (field 3) .precompiled_charsmap (field 2)."""
-    for field, wire, value in _proto_fields(path.read_bytes()):
-        if field == 3 and wire == 2:
-            for f2, w2, v2 in _proto_fields(value):
-                if f2 == 2 and w2 == 2:
-                    return v2
-            return b""
-    return b""
+    """``normalizer_spec.precompiled_charsmap`` of a SentencePiece ``.model`` file."""
+    return read_sentencepiece(path).precompiled_charsmap
 
 
 @cache
 def botchan_charsmap() -> bytes:
-    data = json.loads(fixture("hf/botchan_unigram_1000_tokenizer.json").read_text("utf-8"))
+    data = json.loads(fixture_file("hf/botchan_unigram_1000_tokenizer.json").read_text("utf-8"))
     steps = data["normalizer"]["normalizers"]
     (entry,) = [s for s in steps if s["type"] == "Precompiled"]
     return base64.b64decode(entry["precompiled_charsmap"])
@@ -506,20 +450,20 @@ def _all_keys(charsmap: bytes) -> list[bytes]:
 def charsmap(request) -> bytes:
     if request.param == "hf/botchan":
         return botchan_charsmap()
-    data = spm_charsmap(fixture(request.param))
+    data = spm_charsmap(fixture_file(request.param))
     assert data, f"{request.param} has no precompiled_charsmap"
     return data
 
 
 def test_spm_reader_agrees_with_json():
-    model = spm_charsmap(fixture("spm/spm_botchan_en_unigram_1000.model"))
+    model = spm_charsmap(fixture_file("spm/spm_botchan_en_unigram_1000.model"))
     assert model == botchan_charsmap()
 
 
 def test_spm_empty_charsmap():
     # Mistral's model normalizes nothing: an empty charsmap, which tokenizers cannot
     # load and we read as SentencePiece does, as no rules.
-    assert spm_charsmap(fixture("spm/mistral_7b_v1_tokenizer.model")) == b""
+    assert spm_charsmap(fixture_file("spm/mistral_7b_v1_tokenizer.model")) == b""
     p = Precompiled(b"")
     assert p.normalize("\ufb01 x\u0301") == "\ufb01 x\u0301"
     assert p.normalize_aligned("\ufb01x") == ("\ufb01x", [(0, 1), (1, 2)])
@@ -565,12 +509,12 @@ def test_precompiled_matches_tokenizers(text):
 
 def test_precompiled_botchan_sequence_on_corpora():
     # The whole botchan normalizer (Precompiled, Strip, Replace) on real text.
-    data = json.loads(fixture("hf/botchan_unigram_1000_tokenizer.json").read_text("utf-8"))
+    data = json.loads(fixture_file("hf/botchan_unigram_1000_tokenizer.json").read_text("utf-8"))
     obj = data["normalizer"]
     n = ours(obj)
     for name in ["corpus_botchan_en.txt", "corpus_wagahaiwa_nekodearu_ja.txt",
                  "corpus_alice_in_wonderland_en.txt"]:
-        text = fixture(f"corpora/{name}").read_text("utf-8")
+        text = fixture_file(f"corpora/{name}").read_text("utf-8")
         assert_same(n.normalize(text), ref_normalize(obj, text))
         check_spans(n, text[:20_000])
 
@@ -720,7 +664,7 @@ def test_json_unknown_type():
 def test_fixture_normalizers_load():
     for name in ["bert_minilm_tokenizer.json", "botchan_unigram_1000_tokenizer.json",
                  "mistral_7b_v1_tokenizer.json", "gpt2_tokenizer.json"]:
-        data = json.loads(fixture(f"hf/{name}").read_text("utf-8"))
+        data = json.loads(fixture_file(f"hf/{name}").read_text("utf-8"))
         n = normalizer_from_json(data["normalizer"])
         if data["normalizer"] is None:
             assert n is None

@@ -20,14 +20,13 @@
 
 Fixture files live in ``../shared/fixtures/spm`` next to the repository
 (``TOKSTREAM_FIXTURES`` overrides); without them those tests skip, or fail when
-``TOKSTREAM_REQUIRE_FIXTURES=1``. The helper is local, as in ``test_cli.py``.
+``TOKSTREAM_REQUIRE_FIXTURES=1`` (``conftest.fixture_file``).
 """
 
 from __future__ import annotations
 
 import functools
 import math
-import os
 import random
 import struct
 from dataclasses import dataclass, fields, replace
@@ -35,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import FIXTURES, fixture_file, missing_fixture
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from strategies import hyp_settings
@@ -52,10 +52,6 @@ from tokstream.formats.sentencepiece import (
 
 spm = pytest.importorskip("sentencepiece")
 
-FIXTURES = Path(
-    os.environ.get("TOKSTREAM_FIXTURES")
-    or Path(__file__).resolve().parents[2] / "shared" / "fixtures"
-)
 SPM_DIR = FIXTURES / "spm"
 MODEL_NAMES = sorted(p.name for p in SPM_DIR.glob("*.model")) or ["<no spm fixtures>"]
 
@@ -63,17 +59,8 @@ MODEL_NAMES = sorted(p.name for p in SPM_DIR.glob("*.model")) or ["<no spm fixtu
 EXAMPLES = 500
 
 
-def _missing(reason: str) -> None:
-    if os.environ.get("TOKSTREAM_REQUIRE_FIXTURES") == "1":
-        pytest.fail(reason + "; TOKSTREAM_REQUIRE_FIXTURES=1 makes that an error")
-    pytest.skip(reason)
-
-
 def fixture_model(name: str) -> Path:
-    path = SPM_DIR / name
-    if not path.is_file():
-        _missing(f"no SentencePiece fixture models in {SPM_DIR} (set TOKSTREAM_FIXTURES)")
-    return path
+    return fixture_file(f"spm/{name}")
 
 
 @functools.cache
@@ -527,7 +514,7 @@ def parse_or_error(data: bytes, source: str) -> SentencePieceModel | TokenizerFi
 
 def test_fixture_models_present() -> None:
     if not SPM_DIR.is_dir() or MODEL_NAMES == ["<no spm fixtures>"]:
-        _missing(f"no SentencePiece fixture models in {SPM_DIR} (set TOKSTREAM_FIXTURES)")
+        missing_fixture(f"no SentencePiece fixture models in {SPM_DIR} (set TOKSTREAM_FIXTURES)")
 
 
 def test_against_sentencepiece(model_name: str) -> None:
@@ -565,8 +552,6 @@ def test_read_accepts_str_and_pathlike(model_name: str) -> None:
 def test_known_values_of_mistral() -> None:
     # From sentencepiece itself (spm_export_vocab / SentencePieceProcessor) on this file.
     name = "mistral_7b_v1_tokenizer.model"
-    if name not in MODEL_NAMES:
-        _missing(f"{name} not found in {SPM_DIR}")
     model = fixture_parsed(name)
     sp = spm.SentencePieceProcessor(model_file=str(fixture_model(name)))
     assert len(model.pieces) == sp.get_piece_size() == 32000

@@ -24,10 +24,10 @@ import os
 import pickle
 from collections import Counter
 from collections.abc import Iterable
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import FIXTURES, fixture_file
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from strategies import adversarial_text, fragment, has_surrogates
@@ -45,24 +45,9 @@ META = "\u2581"  # ▁
 
 # ------------------------------------------------------------------- fixtures
 
-def _fixtures_root() -> Path:
-    override = os.environ.get("TOKSTREAM_FIXTURES")
-    if override:
-        return Path(override)
-    # tests/models/test_unigram.py -> tests/models, tests, repo, its parent
-    return Path(__file__).resolve().parents[3] / "shared" / "fixtures"
-
-
-def fixture(relpath: str) -> Path:
-    """A fixture file; skips when absent, fails when TOKSTREAM_REQUIRE_FIXTURES=1."""
-    path = _fixtures_root() / relpath
-    if not path.is_file():
-        message = f"fixture file {relpath} not found under {_fixtures_root()} (set TOKSTREAM_FIXTURES)"
-        if os.environ.get("TOKSTREAM_REQUIRE_FIXTURES") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
-    return path
-
+# FIXTURES and fixture_file come from tests/conftest.py: loading it, pytest (prepend import
+# mode) puts tests/ on sys.path, which is also how `strategies` imports. Do not add a
+# tests/models/conftest.py: it would take the module name `conftest` and break this import.
 
 def reference(model: Unigram) -> tokenizers.Tokenizer:
     """The model alone in a ``tokenizers.Tokenizer``, same parameters as ``model``."""
@@ -73,7 +58,7 @@ def reference(model: Unigram) -> tokenizers.Tokenizer:
 
 @pytest.fixture(scope="module")
 def botchan_json() -> dict:
-    path = fixture("hf/botchan_unigram_1000_tokenizer.json")
+    path = fixture_file("hf/botchan_unigram_1000_tokenizer.json")
     return json.loads(path.read_text(encoding="utf-8"))
 
 
@@ -91,15 +76,15 @@ def botchan_ref(botchan) -> tokenizers.Tokenizer:
 def spm_botchan():
     spm = pytest.importorskip("sentencepiece")
     return spm.SentencePieceProcessor(
-        model_file=str(fixture("spm/spm_botchan_en_unigram_1000.model"))
+        model_file=str(fixture_file("spm/spm_botchan_en_unigram_1000.model"))
     )
 
 
 def corpus_words() -> list[str]:
-    folder = _fixtures_root() / "corpora"
+    folder = FIXTURES / "corpora"
     files = sorted(folder.glob("*.txt")) if folder.is_dir() else []
     if not files:
-        fixture("corpora/corpus_botchan_en.txt")  # skips or fails with the reason
+        fixture_file("corpora/corpus_botchan_en.txt")  # skips or fails with the reason
     words: set[str] = set()
     for f in files:
         words.update(f.read_text(encoding="utf-8").split())
@@ -109,7 +94,7 @@ def corpus_words() -> list[str]:
 def _botchan_pieces() -> list[str]:
     """The botchan pieces (stand-ins when the fixture is absent: the tests that need
     the fixture skip or fail on their own)."""
-    path = _fixtures_root() / "hf" / "botchan_unigram_1000_tokenizer.json"
+    path = FIXTURES / "hf" / "botchan_unigram_1000_tokenizer.json"
     if not path.is_file():
         return [META, f"{META}the", "s", "ing", "ed"]
     return [p for p, _ in json.loads(path.read_text(encoding="utf-8"))["model"]["vocab"]]
@@ -245,13 +230,13 @@ def test_corpus_words_match_tokenizers(botchan, botchan_ref) -> None:
 
 def test_corpus_lines_match_tokenizers(botchan, botchan_ref) -> None:
     """Whole lines with spaces turned into ``▁``: long pieces, many unknown runs."""
-    folder = _fixtures_root() / "corpora"
+    folder = FIXTURES / "corpora"
     lines: list[str] = []
     for f in sorted(folder.glob("*.txt")):
         text = f.read_text(encoding="utf-8")
         lines.extend(META + line.replace(" ", META) for line in text.splitlines()[:400])
     if not lines:
-        fixture("corpora/corpus_botchan_en.txt")
+        fixture_file("corpora/corpus_botchan_en.txt")
     assert_same(botchan, botchan_ref, lines)
 
 

@@ -12,9 +12,9 @@ import os
 import pickle
 import re
 from collections.abc import Iterable
-from pathlib import Path
 
 import pytest
+from conftest import FIXTURES, fixture_file
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from strategies import adversarial_text, fragment, has_surrogates
@@ -30,24 +30,9 @@ HYP = settings(max_examples=MAX_EXAMPLES, deadline=None)
 
 # ------------------------------------------------------------------- fixtures
 
-def _fixtures_root() -> Path:
-    override = os.environ.get("TOKSTREAM_FIXTURES")
-    if override:
-        return Path(override)
-    # tests/models/test_wordpiece.py -> tests/models, tests, repo, its parent
-    return Path(__file__).resolve().parents[3] / "shared" / "fixtures"
-
-
-def fixture(relpath: str) -> Path:
-    """A fixture file; skips when absent, fails when TOKSTREAM_REQUIRE_FIXTURES=1."""
-    path = _fixtures_root() / relpath
-    if not path.is_file():
-        message = f"fixture file {relpath} not found under {_fixtures_root()} (set TOKSTREAM_FIXTURES)"
-        if os.environ.get("TOKSTREAM_REQUIRE_FIXTURES") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
-    return path
-
+# FIXTURES and fixture_file come from tests/conftest.py: loading it, pytest (prepend import
+# mode) puts tests/ on sys.path, which is also how `strategies` imports. Do not add a
+# tests/models/conftest.py: it would take the module name `conftest` and break this import.
 
 def reference(model: WordPiece) -> tokenizers.Tokenizer:
     """The model alone in a ``tokenizers.Tokenizer``, same parameters as ``model``."""
@@ -63,7 +48,7 @@ def reference(model: WordPiece) -> tokenizers.Tokenizer:
 
 @pytest.fixture(scope="module")
 def bert_json() -> dict:
-    return json.loads(fixture("hf/bert_minilm_tokenizer.json").read_text(encoding="utf-8"))
+    return json.loads(fixture_file("hf/bert_minilm_tokenizer.json").read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="module")
@@ -77,10 +62,10 @@ def bert_ref(bert) -> tokenizers.Tokenizer:
 
 
 def corpus_texts() -> list[tuple[str, str]]:
-    folder = _fixtures_root() / "corpora"
+    folder = FIXTURES / "corpora"
     files = sorted(folder.glob("*.txt")) if folder.is_dir() else []
     if not files:
-        fixture("corpora/corpus_botchan_en.txt")  # skips or fails with the reason
+        fixture_file("corpora/corpus_botchan_en.txt")  # skips or fails with the reason
     return [(f.name, f.read_text(encoding="utf-8")) for f in files]
 
 
@@ -153,7 +138,7 @@ def test_vocabulary_entries_and_joins(bert, bert_ref) -> None:
 def _bert_pieces() -> list[str]:
     """Every 13th BERT token (a few stand-ins when the fixture is absent: the tests
     that need the fixture skip or fail on their own)."""
-    path = _fixtures_root() / "hf" / "bert_minilm_tokenizer.json"
+    path = FIXTURES / "hf" / "bert_minilm_tokenizer.json"
     if not path.is_file():
         return ["un", "##aff", "##able", "play", "##ing"]
     vocab = json.loads(path.read_text(encoding="utf-8"))["model"]["vocab"]

@@ -426,7 +426,7 @@ def _convert_varint(raw: int, kind: int, source: str, offset: int, path: str) ->
 class _Pieces:
     """The pieces read so far, as three columns; ``Piece`` objects are built at the end."""
 
-    __slots__ = ("texts", "scores", "types")
+    __slots__ = ("scores", "texts", "types")
 
     def __init__(self) -> None:
         self.texts: list[str] = []

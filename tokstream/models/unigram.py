@@ -68,6 +68,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from ..errors import TokenizerFileError, TokstreamError
+from ._vocab import ABSENT, json_kind, prefix_table
 
 if TYPE_CHECKING:
     import numpy as np
@@ -80,8 +81,6 @@ K_UNK_PENALTY = 10.0
 _MAX_ABS_SCORE = 1e300
 
 _NEG_INF = float("-inf")
-_PREFIX_ONLY = -1  # prefix table value: a proper prefix of some piece, not a piece
-_ABSENT = -2  # prefix table default: not even a prefix; stop extending
 _NO_UNK = -3  # stands for unk_id=None in id comparisons (never equals a real id)
 
 _first = itemgetter(0)
@@ -182,7 +181,7 @@ class Unigram:
             min_score = min(min_score, score)
         self._vocab = own
         self._pieces = pieces
-        self._table = _prefix_table(pieces)
+        self._table = prefix_table(pieces)
         self._scores = [score for _, score in own]
         self._unk_id = unk_id
         self._unk = _NO_UNK if unk_id is None else unk_id
@@ -280,7 +279,7 @@ class Unigram:
             i += 1
             base = best[i]
             end = i + 1
-            token_id = get(char, _ABSENT)
+            token_id = get(char, ABSENT)
             if token_id >= 0:
                 cand = scores[token_id] + base
                 if cand > best[end]:
@@ -296,18 +295,18 @@ class Unigram:
                     best[end] = cand
                     starts[end] = i
                     ids[end] = self._unk_id
-                if token_id == _ABSENT:
+                if token_id == ABSENT:
                     continue
             while end < n:
                 end += 1
-                token_id = get(piece[i:end], _ABSENT)
+                token_id = get(piece[i:end], ABSENT)
                 if token_id >= 0:
                     cand = scores[token_id] + base
                     if cand > best[end]:
                         best[end] = cand
                         starts[end] = i
                         ids[end] = token_id
-                elif token_id == _ABSENT:
+                elif token_id == ABSENT:
                     break
         return starts, ids
 
@@ -377,20 +376,20 @@ class Unigram:
         unk_score = self._unk_score
         for i in range(n):
             end = i + 1
-            token_id = get(piece[i:end], _ABSENT)
+            token_id = get(piece[i:end], ABSENT)
             if token_id >= 0:
                 ends[end].append((i, token_id, scores[token_id]))
             else:
                 if unk_id is not None:
                     ends[end].append((i, unk_id, unk_score))
-                if token_id == _ABSENT:
+                if token_id == ABSENT:
                     continue
             while end < n:
                 end += 1
-                token_id = get(piece[i:end], _ABSENT)
+                token_id = get(piece[i:end], ABSENT)
                 if token_id >= 0:
                     ends[end].append((i, token_id, scores[token_id]))
-                elif token_id == _ABSENT:
+                elif token_id == ABSENT:
                     break
         return ends
 
@@ -545,7 +544,9 @@ class Unigram:
         naming the JSON path, ``path`` being the object's own.
         """
         if not isinstance(obj, dict):
-            raise TokenizerFileError(f"{path}: expected a Unigram model object, got {_kind(obj)}")
+            raise TokenizerFileError(
+                f"{path}: expected a Unigram model object, got {json_kind(obj)}"
+            )
         kind = obj.get("type", "Unigram")
         if kind != "Unigram":
             raise TokenizerFileError(f"{path}.type: expected 'Unigram', got {kind!r}")
@@ -554,7 +555,7 @@ class Unigram:
         raw = obj["vocab"]
         if not isinstance(raw, list):
             raise TokenizerFileError(
-                f"{path}.vocab: expected an array of [piece, score] pairs, got {_kind(raw)}"
+                f"{path}.vocab: expected an array of [piece, score] pairs, got {json_kind(raw)}"
             )
         vocab: list[tuple[str, float]] = []
         for index, entry in enumerate(raw):
@@ -563,9 +564,9 @@ class Unigram:
                 raise TokenizerFileError(f"{where}: expected a [piece, score] pair, got {entry!r}")
             piece, score = entry
             if not isinstance(piece, str):
-                raise TokenizerFileError(f"{where}[0]: expected a string, got {_kind(piece)}")
+                raise TokenizerFileError(f"{where}[0]: expected a string, got {json_kind(piece)}")
             if isinstance(score, bool) or not isinstance(score, (int, float)):
-                raise TokenizerFileError(f"{where}[1]: expected a number, got {_kind(score)}")
+                raise TokenizerFileError(f"{where}[1]: expected a number, got {json_kind(score)}")
             if not abs(score) <= _MAX_ABS_SCORE:
                 raise TokenizerFileError(
                     f"{where}[1]: score {score!r} is not finite or above 1e300 in magnitude"
@@ -588,7 +589,7 @@ class Unigram:
             byte_fallback = False
         if not isinstance(byte_fallback, bool):
             raise TokenizerFileError(
-                f"{path}.byte_fallback: expected a boolean, got {_kind(byte_fallback)}"
+                f"{path}.byte_fallback: expected a boolean, got {json_kind(byte_fallback)}"
             )
         return cls(vocab, unk_id=unk_id, byte_fallback=byte_fallback)
 
@@ -607,39 +608,3 @@ class Unigram:
 
 def _rebuild(vocab: list[tuple[str, float]], unk_id: int | None, byte_fallback: bool) -> Unigram:
     return Unigram(vocab, unk_id=unk_id, byte_fallback=byte_fallback)
-
-
-def _prefix_table(pieces: dict[str, int]) -> dict[str, int]:
-    """Map each piece to its id and each proper prefix of a piece to ``_PREFIX_ONLY``.
-
-    The empty piece is left out: tokenizers' trie never yields it.
-    """
-    table: dict[str, int] = {piece: token_id for piece, token_id in pieces.items() if piece}
-    for piece in pieces:
-        # Longest prefix first: once a prefix-only entry is met, all shorter prefixes
-        # were added with it.
-        for end in range(len(piece) - 1, 0, -1):
-            prefix = piece[:end]
-            known = table.get(prefix)
-            if known is None:
-                table[prefix] = _PREFIX_ONLY
-            elif known == _PREFIX_ONLY:
-                break
-    return table
-
-
-def _kind(value: object) -> str:
-    """A JSON-ish name of ``value``'s type, for error messages."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return f"the number {value!r}"
-    if isinstance(value, str):
-        return f"the string {value!r}"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__

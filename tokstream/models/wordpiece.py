@@ -45,31 +45,11 @@ import json
 from collections.abc import Mapping
 
 from ..errors import TokenizerFileError, TokstreamError
+from ._vocab import ABSENT, PREFIX_ONLY, json_kind, prefix_table
 
 __all__ = ["WordPiece"]
 
 _MAX_ID = 1 << 32  # ids are u32 in tokenizers
-_PREFIX_ONLY = -1  # prefix table value: a proper prefix of some entry, not an entry
-_ABSENT = -2  # prefix table default: not even a prefix; stop extending
-
-
-def _prefix_table(entries: Mapping[str, int]) -> dict[str, int]:
-    """Map each entry to its id and each proper prefix of an entry to ``_PREFIX_ONLY``.
-
-    The empty string is left out: a lookup is always at least one character long.
-    """
-    table: dict[str, int] = {key: token_id for key, token_id in entries.items() if key}
-    for key in entries:
-        # Longest prefix first: once a prefix-only entry is met, all shorter prefixes
-        # were added with it, so the walk can stop there.
-        for end in range(len(key) - 1, 0, -1):
-            prefix = key[:end]
-            known = table.get(prefix)
-            if known is None:
-                table[prefix] = _PREFIX_ONLY
-            elif known == _PREFIX_ONLY:
-                break
-    return table
 
 
 class WordPiece:
@@ -157,8 +137,8 @@ class WordPiece:
             )
         cut = len(continuing_subword_prefix)
         self._vocab = own
-        self._first = _prefix_table(own)
-        self._cont = _prefix_table(
+        self._first = prefix_table(own)
+        self._cont = prefix_table(
             {
                 token[cut:]: token_id
                 for token, token_id in own.items()
@@ -218,7 +198,7 @@ class WordPiece:
         if n > self._max_chars:
             return self._unk
         table = self._first
-        whole = table.get(piece, _ABSENT)
+        whole = table.get(piece, ABSENT)
         if whole >= 0:
             return (whole,)
         if n == 0:
@@ -227,15 +207,15 @@ class WordPiece:
         start = 0
         while start < n:
             get = table.get
-            best = _PREFIX_ONLY
+            best = PREFIX_ONLY
             best_end = end = start
             while end < n:
                 end += 1
-                token_id = get(piece[start:end], _ABSENT)
+                token_id = get(piece[start:end], ABSENT)
                 if token_id >= 0:
                     best = token_id
                     best_end = end
-                elif token_id == _ABSENT:
+                elif token_id == ABSENT:
                     break
             if best < 0:
                 return self._unk  # one unmatched position: the whole word is unknown
@@ -261,22 +241,22 @@ class WordPiece:
         if n > self._max_chars:
             return unk
         table = self._first
-        whole = table.get(piece, _ABSENT)
+        whole = table.get(piece, ABSENT)
         if whole >= 0:
             return [(whole, 0, n)]
         out: list[tuple[int, int, int]] = []
         start = 0
         while start < n:
             get = table.get
-            best = _PREFIX_ONLY
+            best = PREFIX_ONLY
             best_end = end = start
             while end < n:
                 end += 1
-                token_id = get(piece[start:end], _ABSENT)
+                token_id = get(piece[start:end], ABSENT)
                 if token_id >= 0:
                     best = token_id
                     best_end = end
-                elif token_id == _ABSENT:
+                elif token_id == ABSENT:
                     break
             if best < 0:
                 return unk
@@ -314,7 +294,7 @@ class WordPiece:
         """
         if not isinstance(obj, dict):
             raise TokenizerFileError(
-                f"{path}: expected a WordPiece model object, got {_kind(obj)}"
+                f"{path}: expected a WordPiece model object, got {json_kind(obj)}"
             )
         kind = obj.get("type", "WordPiece")
         if kind != "WordPiece":
@@ -325,11 +305,13 @@ class WordPiece:
                 raise TokenizerFileError(f"{path}: missing field {field!r}")
         unk_token = obj["unk_token"]
         if not isinstance(unk_token, str):
-            raise TokenizerFileError(f"{path}.unk_token: expected a string, got {_kind(unk_token)}")
+            raise TokenizerFileError(
+                f"{path}.unk_token: expected a string, got {json_kind(unk_token)}"
+            )
         prefix = obj["continuing_subword_prefix"]
         if not isinstance(prefix, str):
             raise TokenizerFileError(
-                f"{path}.continuing_subword_prefix: expected a string, got {_kind(prefix)}"
+                f"{path}.continuing_subword_prefix: expected a string, got {json_kind(prefix)}"
             )
         max_chars = obj["max_input_chars_per_word"]
         if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 0:
@@ -340,7 +322,7 @@ class WordPiece:
         vocab = obj["vocab"]
         if not isinstance(vocab, dict):
             raise TokenizerFileError(
-                f"{path}.vocab: expected an object mapping token to id, got {_kind(vocab)}"
+                f"{path}.vocab: expected an object mapping token to id, got {json_kind(vocab)}"
             )
         for token, token_id in vocab.items():
             if isinstance(token_id, bool) or not isinstance(token_id, int) or not (
@@ -383,20 +365,3 @@ def _rebuild(vocab: dict[str, int], unk_token: str, prefix: str, max_chars: int)
         continuing_subword_prefix=prefix,
         max_input_chars_per_word=max_chars,
     )
-
-
-def _kind(value: object) -> str:
-    """A JSON-ish name of ``value``'s type, for error messages."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return f"the number {value!r}"
-    if isinstance(value, str):
-        return f"the string {value!r}"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
