@@ -66,7 +66,7 @@ def naive_merges(counts: Counter[str], vocab_size: int, min_frequency: int) -> l
 def ours_merges(counts: Counter[str], vocab_size: int, min_frequency: int) -> list[tuple[bytes, bytes]]:
     ranks = {bytes([b]): b for b in range(256)}
     words = Counter({tuple(w.encode("utf-8")): c for w, c in counts.items()})
-    return learn_merges(words, ranks, vocab_size, min_frequency=min_frequency)
+    return learn_merges(words, ranks, vocab_size - 256, min_frequency=min_frequency)
 
 
 def english() -> str:

@@ -45,6 +45,7 @@ def train_bpe(
     min_frequency: int = 2,
     byte_level: bool = True,
     progress: Progress | None = None,
+    base: Tokenizer | None = None,
     name: str = "trained-bpe",
 ) -> Tokenizer:
     """Train a byte-level BPE tokenizer of ``vocab_size`` ids (specials included).
@@ -53,6 +54,11 @@ def train_bpe(
     ``count_pretokens`` under the same ``pattern`` (a regex or a known name). Merging
     stops at ``vocab_size`` or when the best pair occurs fewer than ``min_frequency``
     times. ``progress(done, total)`` is called as merges are made.
+
+    ``base``, a rank-file tokenizer, continues its merges on the new corpus: each
+    pre-token starts as ``base``'s ids, every old token keeps its id and every old merge
+    its rank, new tokens take the ids after ``base.n_vocab`` (its specials included),
+    and ``base``'s pattern is used. ``special_tokens`` then adds new specials last.
 
     Pieces ``low``, `` lower``, `` lowest`` (3 each): ``l o`` and ``o w`` tie at 9 and
     ``(b"l", b"o")`` is smaller, so 256 = ``lo``, then 257 = ``low``; `` ``+``low`` and
@@ -64,20 +70,42 @@ def train_bpe(
     """
     if not byte_level:
         raise NotImplementedError("only byte-level BPE training is implemented (byte_level=True)")
+    if base is not None:
+        if not base._ranks or base._pipeline is not None:
+            raise ValueError(f"base={base.name!r} is not a rank-file (tiktoken-style) tokenizer")
+        pattern = base.pattern
     counts = _counts(texts_or_counts, pattern)
-    specials = list(dict.fromkeys(special_tokens))
-    base = 256
-    if vocab_size < base + len(specials):
+    if base is None:
+        ranks = {bytes([b]): b for b in range(256)}
+        old_specials: dict[str, int] = {}
+        words = {tuple(piece.encode("utf-8")): c for piece, c in counts.items()}
+    else:
+        ranks = dict(base._ranks)
+        old_specials = base.special_tokens
+        encode_piece = base._model.encode_piece
+        words = _segmented(counts, encode_piece)
+    first_id = max([*ranks.values(), *old_specials.values()]) + 1
+    specials = [s for s in dict.fromkeys(special_tokens) if s not in old_specials]
+    budget = vocab_size - first_id - len(specials)
+    if budget < 0:
         raise ValueError(
-            f"vocab_size={vocab_size} is too small: the byte alphabet needs {base} ids and "
+            f"vocab_size={vocab_size} is too small: the "
+            f"{'byte alphabet' if base is None else 'base vocabulary'} needs {first_id} ids and "
             f"the special tokens {len(specials)} more"
         )
-    ranks = {bytes([b]): b for b in range(base)}
-    words = {tuple(piece.encode("utf-8")): c for piece, c in counts.items()}
-    merges = learn_merges(words, ranks, vocab_size - len(specials), min_frequency=min_frequency, progress=progress)
-    del merges  # the ranks hold them
-    special_ids = {s: len(ranks) + i for i, s in enumerate(specials)}
+    learn_merges(words, ranks, budget, first_id=first_id, min_frequency=min_frequency, progress=progress)
+    next_id = max(first_id, max(ranks.values()) + 1)  # new tokens took ids from first_id
+    special_ids = dict(old_specials)
+    special_ids.update({s: next_id + i for i, s in enumerate(specials)})
     return Tokenizer(ranks, pattern=resolve_pattern(pattern), special_tokens=special_ids, name=name)
+
+
+def _segmented(counts: Mapping[str, int], encode_piece: Callable[[bytes], tuple[int, ...]]) -> dict[tuple[int, ...], int]:
+    words: dict[tuple[int, ...], int] = {}
+    for piece, c in counts.items():
+        w = encode_piece(piece.encode("utf-8"))
+        words[w] = words.get(w, 0) + c
+    return words
 
 
 def _counts(texts_or_counts: Iterable[str] | Mapping[str, int], pattern: str) -> Mapping[str, int]:
@@ -98,23 +126,26 @@ def _counts(texts_or_counts: Iterable[str] | Mapping[str, int], pattern: str) ->
 def learn_merges(
     words: Mapping[tuple[int, ...], int],
     ranks: dict[bytes, int],
-    vocab_size: int,
+    new_tokens: int,
     *,
+    first_id: int | None = None,
     min_frequency: int = 2,
     progress: Progress | None = None,
 ) -> list[tuple[bytes, bytes]]:
     """Merge pairs over ``words`` (symbol-id tuples -> counts; ids are ``ranks``'
-    values) until ``ranks`` holds ``vocab_size`` tokens; new tokens are added to
-    ``ranks`` in place. Returns the merges as ``(left bytes, right bytes)``.
+    values) until ``new_tokens`` tokens were added to ``ranks`` (in place, with ids
+    from ``first_id``, default the next free one). Returns the merges as
+    ``(left bytes, right bytes)``; a merge whose bytes are already a token adds none.
     """
     spelling = {r: b for b, r in ranks.items()}
+    next_id = max(spelling, default=-1) + 1 if first_id is None else first_id
     index = PairIndex.from_counts(words)
     counts = index.pair_counts
     heap = [(-c, spelling[a], spelling[b], (a, b)) for (a, b), c in counts.items()]
     heapq.heapify(heap)
     merges: list[tuple[bytes, bytes]] = []
-    total = vocab_size - len(ranks)
-    while len(ranks) < vocab_size and heap:
+    added = 0
+    while added < new_tokens and heap:
         neg, left, right, pair = heapq.heappop(heap)
         current = counts.get(pair, 0)
         if current != -neg:
@@ -126,11 +157,13 @@ def learn_merges(
         merged = left + right
         new = ranks.get(merged)
         if new is None:
-            new = ranks[merged] = len(spelling)
+            new = ranks[merged] = next_id
             spelling[new] = merged
+            next_id += 1
+            added += 1
+            if progress is not None and (added % 100 == 0 or added == new_tokens):
+                progress(added, new_tokens)
         merges.append((left, right))
         for p in index.merge(pair, new):
             heapq.heappush(heap, (-counts[p], spelling[p[0]], spelling[p[1]], p))
-        if progress is not None and (len(merges) % 100 == 0 or len(ranks) == vocab_size):
-            progress(len(ranks) - (vocab_size - total), total)
     return merges
