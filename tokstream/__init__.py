@@ -21,12 +21,20 @@ from .errors import (
     UnknownTokenizerError,
 )
 from .tokenizer import Tokenizer
+from .train.bpe import train_bpe
+from .train.counting import count_pretokens
+from .train.extend import ExtensionReport, extend, extension_report
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Tokenizer",
     "load",
+    "count_pretokens",
+    "train_bpe",
+    "extend",
+    "extension_report",
+    "ExtensionReport",
     "TokstreamError",
     "InvalidTokenIdError",
     "SpecialTokenError",
