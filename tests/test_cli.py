@@ -475,3 +475,281 @@ def test_python_m_tokstream() -> None:
     err = done.stderr.decode()
     assert err.startswith("tokstream: error: ") and err.count("\n") == 1
     assert "Traceback" not in err and "'nope'" in err
+
+
+# ----------------------------------------------------------------------- train
+
+
+def _corpus_files(tmp_path: Path) -> list[Path]:
+    """Two training files: botchan's first 40,000 characters, split in two."""
+    text = (FIXTURES / "corpora" / "corpus_botchan_en.txt").read_text("utf-8")[:40_000]
+    paths = []
+    for i, part in enumerate((text[:25_000], text[25_000:])):
+        path = tmp_path / f"train{i}.txt"
+        path.write_bytes(part.encode("utf-8"))
+        paths.append(path)
+    return paths
+
+
+def _require_corpus() -> None:
+    _tiktoken("o200k_base")  # skips (or fails in CI) without the fixtures, as the others
+
+
+def test_train_wordpiece_saves_a_tokenizer_tokenizers_loads(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    _require_corpus()
+    files = _corpus_files(tmp_path)
+    out = tmp_path / "wp.json"
+    code, stdout, err = _run(
+        capsys, "train", "--model", "wordpiece", "--vocab-size", "600", "-o", str(out), *map(str, files)
+    )
+    assert (code, err) == (0, "")
+    assert stdout.startswith(f"{out}: wordpiece, n_vocab=600")
+    import tokstream
+    from tokstream.train.wordpiece import train_wordpiece
+
+    texts = [p.read_text("utf-8") for p in files]
+    tok = tokstream.load(out)
+    # The same as the library on the same texts (the CLI sums per-file counts).
+    assert tok.fingerprint == train_wordpiece(texts, 600).fingerprint
+    held = (FIXTURES / "corpora" / "corpus_alice_in_wonderland_en.txt").read_text("utf-8")[:20_000]
+    tokenizers = pytest.importorskip("tokenizers")
+    ref = tokenizers.Tokenizer.from_file(str(out))
+    assert tok.encode(held) == ref.encode(held, add_special_tokens=False).ids
+    assert tok.decode(tok.encode(texts[0])) == texts[0]
+
+
+def test_train_bpe_options(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    _require_corpus()
+    files = _corpus_files(tmp_path)
+    out = tmp_path / "bpe.json"
+    code, _, err = _run(
+        capsys, "train", "-m", "bpe", "-n", "400", "--pattern", "gpt2", "--special-token", "<|end|>",
+        "--min-frequency", "3", "-o", str(out), *map(str, files),
+    )
+    assert (code, err) == (0, "")
+    import tokstream
+    from tokstream.train.bpe import train_bpe
+
+    texts = [p.read_text("utf-8") for p in files]
+    want = train_bpe(texts, 400, pattern="gpt2", special_tokens=["<|end|>"], min_frequency=3)
+    tok = tokstream.load(out)
+    assert tok.special_tokens == want.special_tokens == {"<|end|>": 399}
+    assert tok.encode(texts[1]) == want.encode(texts[1])
+
+
+def test_train_unigram_when_available(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    pytest.importorskip("tokstream.train.unigram")
+    _require_corpus()
+    files = _corpus_files(tmp_path)
+    out = tmp_path / "unigram.json"
+    argv = ["train", "-m", "unigram", "-n", "500", "-o", str(out)]
+    code, stdout, err = _run(capsys, *argv, *map(str, files))
+    assert (code, err) == (0, ""), err
+    assert "unigram, n_vocab=500" in stdout
+    import tokstream
+
+    tok = tokstream.load(out)
+    text = files[1].read_text("utf-8")
+    assert tok.decode(tok.encode(text)) == text
+    # Unigram splits words at spaces: a regex pattern is refused in one line.
+    code, stdout, err = _run(capsys, *argv, "--pattern", "gpt2", str(files[0]))
+    _assert_one_line_error(code, stdout, err, "pattern")
+    code, stdout, err = _run(capsys, *argv, "--min-frequency", "2", str(files[0]))
+    _assert_one_line_error(code, stdout, err, "--min-frequency")
+    assert code == 2
+
+
+def test_train_unigram_missing_module(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Before train/unigram.py exists the other models work and unigram says so.
+    monkeypatch.setitem(sys.modules, "tokstream.train.unigram", None)
+    path = tmp_path / "t.txt"
+    path.write_text("some text some text", encoding="utf-8")
+    code, out, err = _run(capsys, "train", "-m", "unigram", "-n", "50", "-o", str(tmp_path / "u"), str(path))
+    _assert_one_line_error(code, out, err, "unigram training is not available", "--model bpe")
+    assert code == 1
+    code, _, err = _run(capsys, "train", "-m", "wordpiece", "-n", "30", "-o", str(tmp_path / "w"), str(path))
+    assert (code, err) == (0, "")
+
+
+def test_train_progress_bar(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _require_corpus()
+    files = list(map(str, _corpus_files(tmp_path)))
+    out = str(tmp_path / "wp.json")
+    code, _, err = _run(capsys, "train", "-m", "wordpiece", "-n", "500", "-o", out, "--progress", *files)
+    assert code == 0
+    lines = err.split("\n")
+    assert lines[-1] == "" and len(lines) == 3, err  # counting, then training; each ends its line
+    assert lines[0].startswith("\rcounting [") and lines[0].rstrip().split("\r")[-1].startswith(
+        "counting [##############################] 2/2 100%"
+    )
+    final = lines[1].split("\r")[-1]
+    assert final.startswith("training wordpiece [##############################]") and " 100% " in final
+    assert "Traceback" not in err
+    # Not a terminal: no bar unless asked for; --no-progress on a terminal: none either.
+    assert _run(capsys, "train", "-m", "wordpiece", "-n", "500", "-o", out, *files)[2] == ""
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["train", "-m", "wordpiece", "-n", "500", "-o", out, *files]) == 0
+    assert "training wordpiece [" in terminal.getvalue()
+    terminal.seek(0)
+    terminal.truncate()
+    assert main(["train", "-m", "wordpiece", "-n", "500", "-o", out, "--no-progress", *files]) == 0
+    assert terminal.getvalue() == ""
+
+
+def test_train_unreadable_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    good = tmp_path / "good.txt"
+    good.write_text("fine text fine text", encoding="utf-8")
+    bad_utf8 = tmp_path / "latin1.txt"
+    bad_utf8.write_bytes("café".encode("latin-1"))
+    out = tmp_path / "out.json"
+    missing = tmp_path / "missing.txt"
+    for bad, needle in ((missing, "cannot read"), (tmp_path, "cannot read"), (bad_utf8, "not valid UTF-8")):
+        argv = ["train", "-m", "bpe", "-n", "300", "-o", str(out), "--progress", str(good), str(bad)]
+        code, stdout, err = _run(capsys, *argv)
+        # The counting bar's line is ended before the error line.
+        err_line = err.split("\n")[-2]
+        assert code == 1 and stdout == "" and "Traceback" not in err
+        assert err_line.startswith("tokstream: error: ") and str(bad) in err_line and needle in err_line
+        assert not out.exists()
+
+
+def test_train_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "t.txt"
+    path.write_text("abc abc", encoding="utf-8")
+    out = str(tmp_path / "o.json")
+    code, stdout, err = _run(capsys, "train", "-m", "wordpiece", "-n", "3", "-o", out, str(path))
+    _assert_one_line_error(code, stdout, err, "vocab_size=3 is too small")
+    assert code == 1
+    nowhere = str(tmp_path / "no" / "o.json")
+    code, stdout, err = _run(capsys, "train", "-m", "bpe", "-n", "300", "-o", nowhere, str(path))
+    _assert_one_line_error(code, stdout, err, "cannot write", "no directory")
+    code, stdout, err = _run(capsys, "train", "-m", "bpe", "-n", "300", "-o", str(tmp_path), str(path))
+    _assert_one_line_error(code, stdout, err, "cannot write", "directory")
+    argv = ["train", "-m", "bpe", "-n", "300", "--pattern", "(", "-o", out, str(path)]
+    code, stdout, err = _run(capsys, *argv)
+    _assert_one_line_error(code, stdout, err, "pattern does not compile")
+    empty = tmp_path / "empty.txt"
+    empty.write_bytes(b"")
+    code, stdout, err = _run(capsys, "train", "-m", "wordpiece", "-n", "300", "-o", out, str(empty))
+    _assert_one_line_error(code, stdout, err, "empty")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["train", "x.txt", "-n", "300", "-o", "o.json"],
+        ["train", "x.txt", "-m", "bpe", "-o", "o.json"],
+        ["train", "x.txt", "-m", "bpe", "-n", "300"],
+        ["train", "x.txt", "-m", "sentencepiece", "-n", "300", "-o", "o.json"],
+        ["train", "-m", "bpe", "-n", "300", "-o", "o.json"],
+        ["train", "x.txt", "-m", "bpe", "-n", "many", "-o", "o.json"],
+        ["stats", "--bogus"],
+    ],
+)
+def test_train_and_stats_usage_errors(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+    code, out, err = _run(capsys, *argv)
+    _assert_one_line_error(code, out, err, "--help")
+    assert code == 2
+
+
+# ----------------------------------------------------------------------- stats
+
+
+def _stats_table(out: str) -> dict[str, list[str]]:
+    header, *rows = out.splitlines()
+    return {"": header.split(), **{row.split()[0]: row.split()[1:] for row in rows}}
+
+
+def test_stats_side_by_side(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    texts = [TEXTS[0] + " " + TEXTS[4], TEXTS[5]]
+    paths = []
+    for i, text in enumerate(texts):
+        path = tmp_path / f"s{i}.txt"
+        path.write_bytes(text.encode("utf-8"))
+        paths.append(str(path))
+    code, out, err = _run(capsys, "stats", "-t", "cl100k_base", "-t", "o200k_base", *paths)
+    assert (code, err) == (0, "")
+    table = _stats_table(out)
+    assert table[""] == ["cl100k_base", "o200k_base"]
+    tokens = [sum(len(_ref(name).encode(t)) for t in texts) for name in ("cl100k_base", "o200k_base")]
+    words = sum(len(t.split()) for t in texts)
+    chars = sum(len(t) for t in texts)
+    n_bytes = sum(len(t.encode("utf-8")) for t in texts)
+    assert table["texts"] == ["2", "2"]
+    assert table["tokens"] == [str(n) for n in tokens]
+    assert table["words"] == [str(words)] * 2
+    assert table["characters"] == [str(chars)] * 2
+    assert table["bytes"] == [str(n_bytes)] * 2
+    assert table["tokens/word"] == [f"{n / words:.4f}" for n in tokens]
+    assert table["tokens/char"] == [f"{n / chars:.4f}" for n in tokens]
+    assert table["tokens/byte"] == [f"{n / n_bytes:.4f}" for n in tokens]
+    assert table["bytes/token"] == [f"{n_bytes / n:.4f}" for n in tokens]
+    assert table["chars/token"] == [f"{chars / n:.4f}" for n in tokens]
+
+    code, out, _ = _run(capsys, "stats", "-t", "cl100k_base", "--json", *paths)
+    assert code == 0
+    data = json.loads(out)
+    assert data["files"] == paths
+    (row,) = data["tokenizers"]
+    assert row["tokenizer"] == "cl100k_base" and row["tokens"] == tokens[0]
+    assert row["tokens_per_word"] == tokens[0] / words
+
+
+def test_stats_default_tokenizer_stdin_and_trained_file(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    text = "hello world, hello stats\n"
+    _set_stdin(monkeypatch, text.encode())
+    code, out, _ = _run(capsys, "stats")
+    assert code == 0
+    table = _stats_table(out)
+    assert table[""] == ["default"] and table["tokens"] == [str(len(_ref().encode(text)))]
+    # A special token's literal counts as plain text; an empty file has no ratios.
+    empty = tmp_path / "empty.txt"
+    empty.write_bytes(b"")
+    code, out, _ = _run(capsys, "stats", str(empty))
+    assert code == 0 and _stats_table(out)["tokens/word"] == ["-"]
+    special = tmp_path / "special.txt"
+    special.write_text("<|endoftext|>", encoding="utf-8")
+    code, out, _ = _run(capsys, "stats", str(special))
+    assert _stats_table(out)["tokens"] == [str(len(_ref().encode_ordinary("<|endoftext|>")))]
+    # A trained tokenizer file next to a named encoding.
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("the cat sat on the mat " * 20, encoding="utf-8")
+    wp = tmp_path / "wp.json"
+    assert _run(capsys, "train", "-m", "wordpiece", "-n", "40", "-o", str(wp), str(corpus))[0] == 0
+    code, out, _ = _run(capsys, "stats", "-t", str(wp), "-t", "gpt2", str(corpus))
+    assert code == 0 and _stats_table(out)[""] == [str(wp), "gpt2"]
+
+
+def test_stats_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    good = tmp_path / "good.txt"
+    good.write_text("fine", encoding="utf-8")
+    missing = tmp_path / "missing.txt"
+    code, out, err = _run(capsys, "stats", str(good), str(missing))
+    _assert_one_line_error(code, out, err, "cannot read", str(missing))
+    assert code == 1
+    code, out, err = _run(capsys, "stats", "-t", "cl100k", str(good))
+    _assert_one_line_error(code, out, err, "unknown tokenizer 'cl100k'")
+    assert code == 1
+
+
+def test_help_lists_train_and_stats(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "--help")
+    assert code == 0 and "train" in out and "stats" in out
+    code, out, _ = _run(capsys, "train", "--help")
+    assert code == 0 and all(o in out for o in ("--model", "--vocab-size", "--pattern", "--output"))
+    code, out, _ = _run(capsys, "stats", "--help")
+    assert code == 0 and "--tokenizer" in out

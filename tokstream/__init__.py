@@ -21,9 +21,11 @@ from .errors import (
     UnknownTokenizerError,
 )
 from .tokenizer import Tokenizer
+from . import metrics
 from .train.bpe import train_bpe
 from .train.counting import count_pretokens
 from .train.extend import ExtensionReport, extend, extension_report
+from .train.wordpiece import train_wordpiece
 
 __version__ = "0.1.0"
 
@@ -32,6 +34,8 @@ __all__ = [
     "load",
     "count_pretokens",
     "train_bpe",
+    "train_wordpiece",
+    "metrics",
     "extend",
     "extension_report",
     "ExtensionReport",

@@ -1,10 +1,12 @@
-"""The ``tokstream`` command line: encode, decode and count from a shell.
+"""The ``tokstream`` command line: encode, decode, count, train and measure from a shell.
 
 ``tokstream encode``, ``tokstream decode`` and ``tokstream count`` wrap
-``Tokenizer.encode``, ``Tokenizer.decode`` and ``len(encode(...))``; ``python -m
-tokstream`` is the same program. Every subcommand is one ``_run_*`` function plus one
-row of ``_COMMANDS``, so a new one (``demo``, ``train``, ``stats``) is two functions
-and a row.
+``Tokenizer.encode``, ``Tokenizer.decode`` and ``len(encode(...))``; ``tokstream
+train`` runs a trainer (``train_bpe``, ``train_wordpiece``, ``train_unigram``) over
+files and saves a ``tokenizer.json``; ``tokstream stats`` prints ``metrics.stats`` for
+one or more tokenizers side by side. ``python -m tokstream`` is the same program.
+Every subcommand is one ``_run_*`` function plus one row of ``_COMMANDS``, so a new one
+is two functions and a row.
 
 Conventions, chosen so pipes compose (``tokstream encode ... | tokstream decode``):
 
@@ -18,6 +20,9 @@ Conventions, chosen so pipes compose (``tokstream encode ... | tokstream decode`
 - Errors are one line on stderr, ``tokstream: error: ...``, never a traceback. Exit
   status 2 is a usage error (bad options, no input), 1 a runtime error (unknown
   tokenizer, unreadable file, bad id, disallowed special token).
+- Progress goes to stderr, and only to a terminal unless ``--progress`` asks for it: a
+  bar redrawn in place with ``\r`` (hand-written; no dependency), so stdout stays
+  clean for pipes and logs stay free of control characters.
 
 Not handled: reading huge inputs in pieces (the whole input is read into memory, as
 ``Tokenizer.encode`` needs it anyway), and output encodings that cannot represent the
@@ -27,14 +32,17 @@ decoded text (that is reported as an error).
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import re
 import shlex
 import sys
+import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import NoReturn
+from typing import Any, NoReturn, TextIO
 
 from .errors import SpecialTokenError
 from .specials import SpecialSet
@@ -115,8 +123,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
-    except (ValueError, TypeError, OSError) as e:
-        # Every tokstream error is a ValueError whose message already says what to do.
+    except (ValueError, TypeError, OSError, NotImplementedError) as e:
+        # Every tokstream error is a ValueError whose message already says what to do;
+        # NotImplementedError names an option a trainer or file format does not support.
         _print_error(str(e))
         return 1
 
@@ -212,11 +221,224 @@ def _run_count(args: argparse.Namespace) -> int:
     return 0
 
 
+_MODELS = ("bpe", "wordpiece", "unigram")
+_DEFAULT_PATTERN = "o200k_base"
+
+
+def _add_train_arguments(p: argparse.ArgumentParser) -> None:
+    from .pre_tokenizers import PATTERNS
+
+    p.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="UTF-8 training text ('-' for stdin); each file is one text",
+    )
+    p.add_argument("--model", "-m", choices=_MODELS, required=True, help="the model to train")
+    p.add_argument(
+        "--vocab-size", "-n", type=int, required=True, metavar="N",
+        help="the number of ids, special tokens included",
+    )
+    p.add_argument(
+        "--pattern",
+        metavar="NAME|REGEX",
+        help=f"bpe and wordpiece: the pre-tokenizer regex or a known name "
+        f"({', '.join(PATTERNS)}; default: {_DEFAULT_PATTERN}); unigram splits words at "
+        f"spaces",
+    )
+    p.add_argument(
+        "--special-token",
+        action="append",
+        dest="special_tokens",
+        metavar="TOKEN",
+        help="add a special token (repeat for several; wordpiece's default is [UNK])",
+    )
+    p.add_argument(
+        "--min-frequency",
+        type=int,
+        metavar="K",
+        help="bpe and wordpiece: merge only pairs seen at least K times (default: 2)",
+    )
+    p.add_argument(
+        "--output", "-o", required=True, metavar="PATH", help="where to write the tokenizer.json"
+    )
+    p.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="draw a progress bar on stderr (default: only when stderr is a terminal)",
+    )
+
+
+def _run_train(args: argparse.Namespace) -> int:
+    if args.min_frequency is not None and args.model == "unigram":
+        raise _UsageError("--min-frequency applies to bpe and wordpiece, not unigram")
+    _check_writable(args.output)
+    trainer, count = _trainer(args.model, args.pattern, args.special_tokens or ())
+    show = args.progress if args.progress is not None else _is_terminal(sys.stderr)
+    # The map step file by file (each file's text is dropped once counted), then training.
+    counts: Counter[str] = Counter()
+    n_files = len(args.files)
+    bar = _ProgressBar(sys.stderr, "counting") if show else None
+    try:
+        for k, path in enumerate(args.files):
+            text, _ = _read_text(None, path, "train")
+            counts.update(count(text))
+            if bar is not None:
+                bar(k + 1, n_files)
+        if bar is not None:
+            bar.finish()
+            bar = _ProgressBar(sys.stderr, f"training {args.model}")
+        options: dict[str, Any] = {"progress": bar}
+        if args.pattern is not None or args.model != "unigram":
+            options["pattern"] = args.pattern or _DEFAULT_PATTERN
+        if args.special_tokens:
+            options["special_tokens"] = args.special_tokens
+        if args.min_frequency is not None:
+            options["min_frequency"] = args.min_frequency
+        started = time.perf_counter()
+        tok = trainer(counts, args.vocab_size, **options)
+        seconds = time.perf_counter() - started
+    finally:
+        if bar is not None:
+            bar.finish()
+    try:
+        tok.save(args.output)
+    except OSError as e:
+        raise OSError(f"cannot write {args.output!r}: {e.strerror or e}") from None
+    print(f"{args.output}: {args.model}, n_vocab={tok.n_vocab}, trained in {seconds:.1f} s")
+    return 0
+
+
+
+def _trainer(
+    model: str, pattern: str | None, special_tokens: Sequence[str]
+) -> tuple[Callable[..., Tokenizer], Callable[[str], Counter[str]]]:
+    """``model``'s training function and the map step that counts one text for it,
+    imported when the command runs (unigram may be absent from this installation)."""
+    if model in ("bpe", "wordpiece"):
+        from .train.bpe import train_bpe
+        from .train.counting import count_pretokens
+        from .train.wordpiece import train_wordpiece
+
+        split = pattern or _DEFAULT_PATTERN
+        train: Callable[..., Tokenizer] = train_bpe if model == "bpe" else train_wordpiece
+        return train, lambda text: count_pretokens([text], split)
+    try:
+        unigram = importlib.import_module(f"{__package__}.train.unigram")
+    except ModuleNotFoundError as e:
+        if e.name != f"{__package__}.train.unigram":
+            raise
+        raise ValueError(
+            "unigram training is not available in this version of tokstream "
+            "(no tokstream.train.unigram); use --model bpe or --model wordpiece"
+        ) from None
+    count_words = unigram.count_words  # its words: "▁" + text, split before each space
+    specials = list(special_tokens)
+    train_unigram: Callable[..., Tokenizer] = unigram.train_unigram
+    return train_unigram, lambda text: count_words([text], special_tokens=specials)
+
+
+def _check_writable(path: str) -> None:
+    """Fail before training, not after it, when ``path`` cannot be written."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise OSError(f"cannot write {path!r}: it is a directory")
+    if not os.path.isdir(folder):
+        raise OSError(f"cannot write {path!r}: no directory {folder!r}")
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise OSError(f"cannot write {path!r}: permission denied")
+
+
+def _add_stats_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "files",
+        nargs="*",
+        metavar="FILE",
+        help="UTF-8 text files ('-' for stdin; default: stdin); each file is one text",
+    )
+    p.add_argument(
+        "--tokenizer",
+        "-t",
+        action="append",
+        dest="tokenizers",
+        metavar="NAME|PATH",
+        help="a tokenizer name or file, as for encode; repeat to compare several side by "
+        "side (default: default)",
+    )
+    p.add_argument("--json", action="store_true", help="print a JSON object instead of a table")
+
+
+#: ``metrics.stats`` keys and their row labels, in table order.
+_STATS_ROWS = (
+    ("texts", "texts"),
+    ("tokens", "tokens"),
+    ("words", "words"),
+    ("chars", "characters"),
+    ("bytes", "bytes"),
+    ("tokens_per_word", "tokens/word"),
+    ("tokens_per_char", "tokens/char"),
+    ("tokens_per_byte", "tokens/byte"),
+    ("bytes_per_token", "bytes/token"),
+    ("chars_per_token", "chars/token"),
+)
+
+
+def _run_stats(args: argparse.Namespace) -> int:
+    from .metrics import stats
+
+    names: list[str] = args.tokenizers or ["default"]
+    tokenizers = [_load(name) for name in names]  # an unknown name fails before any reading
+    paths: list[str] = args.files or [_STDIN]
+    if args.files:
+        texts = [_read_text(None, path, "stats")[0] for path in paths]
+    else:
+        texts = [_read_text(None, None, "stats")[0]]  # stdin, with the terminal hint
+    results = [stats(tok, texts) for tok in tokenizers]
+    if args.json:
+        out = {
+            "files": [_display(p) for p in paths],
+            "tokenizers": [{"tokenizer": name, **r} for name, r in zip(names, results)],
+        }
+        print(json.dumps(out, ensure_ascii=False))
+        return 0
+    rows = [["", *names]]
+    for key, label in _STATS_ROWS:
+        rows.append([label, *(_format_stat(r[key]) for r in results)])
+    print(_table(rows))
+    return 0
+
+
+def _format_stat(value: int | float | None) -> str:
+    if value is None:
+        return "-"  # the denominator was 0 (no words, no tokens)
+    if isinstance(value, int):
+        return str(value)
+    return f"{value:.4f}"
+
+
+def _table(rows: list[list[str]]) -> str:
+    """Rows as text: the first column left-aligned, the others right-aligned."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for row in rows:
+        cells = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:], widths[1:])]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
 #: One row per subcommand; `--help` lists them in this order.
 _COMMANDS: tuple[_Command, ...] = (
     _Command("encode", "encode text to token ids", _add_encode_arguments, _run_encode),
     _Command("decode", "decode token ids to text", _add_decode_arguments, _run_decode),
     _Command("count", "count the tokens of a text or files", _add_count_arguments, _run_count),
+    _Command("train", "train a tokenizer on text files", _add_train_arguments, _run_train),
+    _Command(
+        "stats",
+        "print tokens per word, character and byte for tokenizers side by side",
+        _add_stats_arguments,
+        _run_stats,
+    ),
 )
 
 
@@ -404,3 +626,52 @@ def _print_error(message: str) -> None:
     # One line, whatever the message holds, so logs and `2>&1 | tail -1` stay readable.
     one_line = " ".join(message.split())
     print(f"{_PROG}: error: {one_line}", file=sys.stderr)
+
+
+def _is_terminal(stream: TextIO | None) -> bool:
+    try:
+        return stream is not None and stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+class _ProgressBar:
+    """``label [#######.......] done/total pct% elapsed`` on one line, redrawn in place.
+
+    A trainer's ``progress(done, total)`` callback. Redraws at most ten times a second
+    (the last call of a run always draws); ``finish`` ends the line. The line is padded
+    to the previous one's length instead of using an ANSI erase, so any terminal works.
+    """
+
+    _WIDTH = 30
+    _INTERVAL = 0.1
+
+    def __init__(self, stream: TextIO, label: str) -> None:
+        self.stream, self.label = stream, label
+        self.started = time.monotonic()
+        self.last_draw = float("-inf")
+        self.last_len = 0
+        self.drawn = False
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if done < total and now - self.last_draw < self._INTERVAL:
+            return
+        self.last_draw = now
+        fraction = min(max(done / total, 0.0), 1.0) if total > 0 else 1.0
+        filled = round(fraction * self._WIDTH)
+        line = (
+            f"{self.label} [{'#' * filled}{'.' * (self._WIDTH - filled)}] {done}/{total} "
+            f"{fraction:4.0%} {now - self.started:.1f}s"
+        )
+        self.stream.write("\r" + line.ljust(self.last_len))
+        self.stream.flush()
+        self.last_len = len(line)
+        self.drawn = True
+
+    def finish(self) -> None:
+        """End the bar's line (once; nothing if it never drew)."""
+        if self.drawn:
+            self.stream.write("\n")
+            self.stream.flush()
+            self.drawn = False

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ..pre_tokenizers import resolve_pattern
 from ..tokenizer import Tokenizer
-from .counting import PairIndex, count_pretokens
+from .counting import PairIndex, pretoken_counts
 
 __all__ = ["train_bpe"]
 
@@ -74,7 +74,7 @@ def train_bpe(
         if not base._ranks or base._pipeline is not None:
             raise ValueError(f"base={base.name!r} is not a rank-file (tiktoken-style) tokenizer")
         pattern = base.pattern
-    counts = _counts(texts_or_counts, pattern)
+    counts = pretoken_counts(texts_or_counts, pattern)
     if base is None:
         ranks = {bytes([b]): b for b in range(256)}
         old_specials: dict[str, int] = {}
@@ -106,21 +106,6 @@ def _segmented(counts: Mapping[str, int], encode_piece: Callable[[bytes], tuple[
         w = encode_piece(piece.encode("utf-8"))
         words[w] = words.get(w, 0) + c
     return words
-
-
-def _counts(texts_or_counts: Iterable[str] | Mapping[str, int], pattern: str) -> Mapping[str, int]:
-    if isinstance(texts_or_counts, str):
-        raise TypeError("pass an iterable of texts (a list of str) or a Counter, not one str")
-    if isinstance(texts_or_counts, Mapping):
-        counts = texts_or_counts
-        for piece, c in counts.items():
-            if not isinstance(piece, str) or not isinstance(c, int):
-                raise TypeError(f"counts must map str to int, got {type(piece).__name__} -> {type(c).__name__}")
-    else:
-        counts = count_pretokens(texts_or_counts, pattern)
-    if not any(c > 0 for c in counts.values()):
-        raise ValueError("the corpus is empty: no pre-tokens to train on")
-    return counts
 
 
 def learn_merges(

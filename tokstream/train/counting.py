@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 
 from ..pre_tokenizers import RegexSplit
 
-__all__ = ["PairIndex", "count_pretokens"]
+__all__ = ["PairIndex", "count_pretokens", "pretoken_counts"]
 
 
 def count_pretokens(texts: Iterable[str], pattern: str = "o200k_base") -> Counter[str]:
@@ -40,6 +40,24 @@ def count_pretokens(texts: Iterable[str], pattern: str = "o200k_base") -> Counte
     return counts
 
 
+def pretoken_counts(texts_or_counts: Iterable[str] | Mapping[str, int], pattern: str) -> Mapping[str, int]:
+    """A trainer's input as pre-token counts: ``count_pretokens`` of texts, or counts
+    given as they are (checked). Raises ``TypeError`` for one ``str`` or non-text, and
+    ``ValueError`` for an empty corpus."""
+    if isinstance(texts_or_counts, str):
+        raise TypeError("pass an iterable of texts (a list of str) or a Counter, not one str")
+    if isinstance(texts_or_counts, Mapping):
+        counts = texts_or_counts
+        for piece, c in counts.items():
+            if not isinstance(piece, str) or not isinstance(c, int):
+                raise TypeError(f"counts must map str to int, got {type(piece).__name__} -> {type(c).__name__}")
+    else:
+        counts = count_pretokens(texts_or_counts, pattern)
+    if not any(c > 0 for c in counts.values()):
+        raise ValueError("the corpus is empty: no pre-tokens to train on")
+    return counts
+
+
 def _has_surrogate(text: str) -> bool:
     try:
         text.encode("utf-8")
@@ -56,15 +74,21 @@ class PairIndex:
     the words that hold the pair (the index may list a few that no longer do; they are
     skipped), O(their length) each, so training does no full recount per merge.
     Memory: the words, one count per distinct pair, one set of word indices per pair.
+
+    ``last_merged`` is the weighted number of replacements the last ``merge`` made
+    (each occurrence times its word's count): what the merged symbols lost and the new
+    one gained, which WordPiece's score needs. It equals the pair's count before the
+    merge unless the pair is ``(a, a)``, whose overlapping occurrences merge once.
     """
 
-    __slots__ = ("words", "freqs", "pair_counts", "where")
+    __slots__ = ("words", "freqs", "pair_counts", "where", "last_merged")
 
     def __init__(self, words: list[list[int]], freqs: list[int]) -> None:
         self.words = words
         self.freqs = freqs
         self.pair_counts: dict[tuple[int, int], int] = {}
         self.where: dict[tuple[int, int], set[int]] = {}
+        self.last_merged = 0
         counts, where = self.pair_counts, self.where
         for wi, (w, f) in enumerate(zip(words, freqs)):
             for pair in zip(w, w[1:]):
@@ -86,6 +110,7 @@ class PairIndex:
         a, b = pair
         counts, where, words, freqs = self.pair_counts, self.where, self.words, self.freqs
         gained: set[tuple[int, int]] = set()
+        merged = 0
         for wi in where.pop(pair, ()):
             w = words[wi]
             if len(w) < 2:
@@ -102,6 +127,7 @@ class PairIndex:
             if len(out) == n:
                 continue  # listed, but the pair was merged away by an earlier merge
             f = freqs[wi]
+            merged += (n - len(out)) * f
             for p in zip(w, w[1:]):
                 c = counts[p] - f
                 if c:
@@ -119,4 +145,5 @@ class PairIndex:
                     s.add(wi)
             words[wi] = out
         counts.pop(pair, None)
+        self.last_merged = merged
         return gained
