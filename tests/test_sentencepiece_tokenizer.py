@@ -1,24 +1,44 @@
-"""SentencePiece ``.model`` files: ids and decode equal to ``sentencepiece``'s.
+"""SentencePiece ``.model`` files: ids, decode and normalization equal to ``sentencepiece``'s.
 
 SentencePiece never matches a control piece's text (``<s>``), so the comparison encodes
-with ``disallowed_special=()``: special literals are plain text, as there.
+with ``disallowed_special=()``: special literals are plain text, as there. Every
+distinct corpus line (cut at 300 characters) of every corpus goes through each model,
+plus hypothesis text: adversarial text, and text made of the characters where the
+charsmap's longest-match scan leaves its fast path (characters that start a key
+longer than one character, the characters that can follow them, spaces).
+
+Expectations come from ``sentencepiece`` only. The normalizer is also checked against
+its own byte-by-byte form (``_pieces``/``_assemble``), the slow obvious oracle, and its
+``normalize_aligned`` for the span invariants (``tests/test_offsets.py`` compares the
+offsets with sentencepiece's).
 """
 
 from __future__ import annotations
 
 import random
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
+from conftest import require_fixture
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import adversarial_text, hyp_settings, replace_surrogates
 
 import tokstream
 from tokstream import Tokenizer
-
-from conftest import require_fixture
+from tokstream.formats.spm_pipeline import SentencePieceNormalizer
 
 spm = pytest.importorskip("sentencepiece")
 
 MODELS = ["spm_botchan_en_bpe_1000.model", "spm_botchan_en_unigram_1000.model", "mistral_7b_v1_tokenizer.model"]
+CORPORA = [
+    "corpus_alice_in_wonderland_en.txt",
+    "corpus_botchan_en.txt",
+    "corpus_us_constitution_en.txt",
+    "corpus_wagahaiwa_nekodearu_ja.txt",
+    "shakespeare_gutenberg_modern.txt",
+]
 _cache: dict[str, tuple[Tokenizer, object]] = {}
 
 
@@ -29,23 +49,99 @@ def pair(name: str) -> tuple[Tokenizer, object]:
     return _cache[name]
 
 
+def normalizer(ours: Tokenizer) -> SentencePieceNormalizer:
+    norm = ours._pipeline.normalizer  # type: ignore[union-attr]
+    assert isinstance(norm, SentencePieceNormalizer)
+    return norm
+
+
+def assert_ids(got: list[int], want: list[int], text: str, ours: Tokenizer) -> None:
+    if got == want:
+        return
+    i = next((k for k, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
+    pieces = [ours.id_to_token(t) for t in got[max(0, i - 3) : i + 3]]
+    raise AssertionError(
+        f"ids differ at {i}: ours {got[max(0, i - 3) : i + 3]} {pieces} sentencepiece "
+        f"{want[max(0, i - 3) : i + 3]}; text={text[:200]!r}"
+    )
+
+
 def check(ours: Tokenizer, ref: object, text: str) -> None:
     want = ref.encode(text)  # type: ignore[attr-defined]
-    assert ours.encode(text, disallowed_special=()) == want, text[:200]
+    assert_ids(ours.encode(text, disallowed_special=()), want, text, ours)
     assert ours.decode(want) == ref.decode(want), text[:200]  # type: ignore[attr-defined]
+    norm = normalizer(ours)
+    assert norm.normalize(text) == ref.normalize(text), text[:200]  # type: ignore[attr-defined]
+    assert norm.normalize(text) == norm._assemble(norm._pieces(text)), text[:200]
+
+
+def check_aligned(ours: Tokenizer, text: str) -> None:
+    """``normalize_aligned``: the same text, one monotone in-range span per character."""
+    norm = normalizer(ours)
+    out, spans = norm.normalize_aligned(text)
+    assert out == norm.normalize(text), text[:200]
+    assert len(spans) == len(out)
+    assert all(0 <= a <= b <= len(text) for a, b in spans), spans
+    assert all(a1 <= a2 and b1 <= b2 for (a1, b1), (a2, b2) in pairwise(spans)), spans
+
+
+@pytest.mark.parametrize("corpus", CORPORA)
+@pytest.mark.parametrize("name", MODELS)
+def test_corpus_lines(name: str, corpus: str) -> None:
+    ours, ref = pair(name)
+    text = require_fixture(Path("corpora") / corpus).read_text("utf-8")
+    lines = sorted({line[:300] for line in text.splitlines()})
+    want = ref.encode(lines)  # type: ignore[attr-defined]
+    for line, ids in zip(lines, want):
+        assert_ids(ours.encode(line, disallowed_special=()), ids, line, ours)
+    norm = normalizer(ours)
+    for line, normalized in zip(lines, ref.normalize(lines)):  # type: ignore[attr-defined]
+        assert norm.normalize(line) == normalized, line
+    for ids, decoded in zip(want, ref.decode(want)):  # type: ignore[attr-defined]
+        assert ours.decode(ids) == decoded, ids
+    # A long multi-line text in one call (the scan across lines, the word cache).
+    check(ours, ref, text[:100_000])
+
+
+_spm_text = adversarial_text().map(replace_surrogates)  # sentencepiece takes UTF-8 only
 
 
 @pytest.mark.parametrize("name", MODELS)
-def test_corpus_lines(name: str) -> None:
+@hyp_settings(200)
+@given(text=_spm_text)
+def test_adversarial_text(name: str, text: str) -> None:
     ours, ref = pair(name)
-    # The charsmap models normalize through a slow path for now (see spm_pipeline's
-    # notes), so they get fewer lines.
-    n = 400 if name.startswith("mistral") else 15
-    corpora = ("corpus_botchan_en.txt", "corpus_wagahaiwa_nekodearu_ja.txt", "corpus_us_constitution_en.txt")
-    for corpus in corpora if name.startswith("mistral") else corpora[:1]:
-        text = require_fixture(Path("corpora") / corpus).read_text("utf-8")
-        for line in text.splitlines()[:n]:
-            check(ours, ref, line[:300])
+    check(ours, ref, text)
+    check_aligned(ours, text)
+
+
+_EDGE_CHARS = [
+    " ", "  ", "\u3000", "\t", "\n", "\x00", "\u2581", "a", "A", "e", "=", "\u0301", "\u0300", "\u0323",
+    "\u0302", "\u0338", "\ufb01", "\u304b", "\u3099", "\uff76", "\uff9e", "\u1100", "\u1161", "\u11a8",
+    "\uac00", "\U0001d400", "\U0001d157", "\U0001d165", "\u2460", "<s>", "</s>", "<unk>",
+]
+
+
+@st.composite
+def _charsmap_text(draw: st.DrawFn, name: str) -> str:
+    """Characters that start longer keys, characters that can follow them, spaces."""
+    ours, _ = pair(name)
+    norm = normalizer(ours)
+    pools = [st.sampled_from(_EDGE_CHARS)]
+    if norm._starts:
+        pools.append(st.sampled_from(sorted(norm._starts)))
+        pools.append(st.sampled_from(sorted(norm._followers)))
+    return "".join(draw(st.lists(st.one_of(pools), max_size=24)))
+
+
+@pytest.mark.parametrize("name", MODELS)
+@hyp_settings(200)
+@given(data=st.data())
+def test_charsmap_longest_match(name: str, data: st.DataObject) -> None:
+    ours, ref = pair(name)
+    text = data.draw(_charsmap_text(name))
+    check(ours, ref, text)
+    check_aligned(ours, text)
 
 
 @pytest.mark.parametrize("name", MODELS)
@@ -58,8 +154,80 @@ def test_random_ids_decode(name: str) -> None:
         assert ours.decode(ids) == ref.decode(ids), ids  # type: ignore[attr-defined]
 
 
+_interesting: dict[str, list[int]] = {}
+
+
+def _interesting_ids(name: str) -> list[int]:
+    """Byte, control and unknown pieces, and the first pieces that start with ``▁``."""
+    if name not in _interesting:
+        _, ref = pair(name)
+        ids = [
+            i for i in range(ref.get_piece_size())  # type: ignore[attr-defined]
+            if ref.is_byte(i) or ref.is_control(i) or ref.is_unknown(i)  # type: ignore[attr-defined]
+        ]
+        spaced = [
+            i for i in range(ref.get_piece_size())  # type: ignore[attr-defined]
+            if ref.id_to_piece(i).startswith("\u2581")  # type: ignore[attr-defined]
+        ]
+        _interesting[name] = ids + spaced[:100]
+    return _interesting[name]
+
+
+@pytest.mark.parametrize("name", MODELS)
+@hyp_settings(200)
+@given(data=st.data())
+def test_decode_edge_ids(name: str, data: st.DataObject) -> None:
+    """Runs of byte pieces (invalid UTF-8 included), lone ``▁``, controls, unknowns."""
+    ours, ref = pair(name)
+    size = ref.get_piece_size()  # type: ignore[attr-defined]
+    interesting = _interesting_ids(name)
+    ids = data.draw(st.lists(st.one_of(st.sampled_from(interesting), st.integers(0, size - 1)), max_size=12))
+    assert ours.decode(ids) == ref.decode(ids), ids  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("text", ["a" * 100_000, "\u3000 " * 50_000, "e" + "\u0301" * 100_000, "\u304b\u3099" * 50_000])
+def test_long_runs(name: str, text: str) -> None:
+    ours, ref = pair(name)
+    want = ref.encode(text)  # type: ignore[attr-defined]
+    assert_ids(ours.encode(text, disallowed_special=()), want, text, ours)
+    assert ours.decode(want) == ref.decode(want)  # type: ignore[attr-defined]
+
+
 def test_load_dispatches_on_model() -> None:
     path = require_fixture(Path("spm") / "mistral_7b_v1_tokenizer.model")
     assert tokstream.load(path).encode("Hello world", disallowed_special=()) == spm.SentencePieceProcessor(
         model_file=str(path)
     ).encode("Hello world")
+
+
+def test_normalizer_options_without_charsmap() -> None:
+    """Each whitespace option alone, against the byte-by-byte form (spm's own rules)."""
+    texts = ["", " ", "  a  b  ", "\u2581a \u2581", "a\u2581\u2581", " \t x"]
+    for dummy in (False, True):
+        for remove in (False, True):
+            for escape in (False, True):
+                for suffix in (False, True):
+                    norm = SentencePieceNormalizer(
+                        add_dummy_prefix=dummy, remove_extra_whitespaces=remove,
+                        escape_whitespaces=escape, treat_whitespace_as_suffix=suffix,
+                        user_defined=["a b", "x"],
+                    )
+                    for text in texts:
+                        want = norm._assemble(norm._pieces(text)) if text else ""
+                        assert norm.normalize(text) == want, (dummy, remove, escape, suffix, text)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_fingerprint_and_pickle(name: str) -> None:
+    import pickle
+
+    ours, ref = pair(name)
+    again = pickle.loads(pickle.dumps(ours))
+    assert again.fingerprint == ours.fingerprint == Tokenizer.from_sentencepiece(require_fixture(Path("spm") / name)).fingerprint
+    text = "Hello  wörld ﬁ\u0301 日本語 <s>"
+    assert again.encode(text, disallowed_special=()) == ref.encode(text)  # type: ignore[attr-defined]
+
+
+def test_fingerprints_differ_between_models() -> None:
+    assert len({pair(name)[0].fingerprint for name in MODELS}) == len(MODELS)

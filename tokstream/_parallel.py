@@ -28,6 +28,8 @@ def reduce_tokenizer(tok: Tokenizer) -> tuple[Any, ...]:
     """``__reduce__`` for ``Tokenizer``."""
     if tok._source is not None and tok._source[0] == "embedded":
         return (_load_embedded, (tok._source[1],))
+    if tok._source is not None and tok._source[0] == "sentencepiece":
+        return (_from_sentencepiece, (tok._source[1], tok.name))
     if tok._pipeline is not None:
         import json
 
@@ -52,6 +54,12 @@ def _from_json(text: str, name: str) -> Tokenizer:
     from .formats.hf_json import tokenizer_from_json
 
     return tokenizer_from_json(text, source=name)
+
+
+def _from_sentencepiece(data: bytes, name: str) -> Tokenizer:
+    from .formats.spm_pipeline import sentencepiece_from_bytes
+
+    return sentencepiece_from_bytes(data, name=name)
 
 
 def _load_embedded(name: str) -> Tokenizer:
