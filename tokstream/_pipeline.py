@@ -17,8 +17,30 @@ only on misses). Two shapes get more:
   at ``BPE.cut_char()`` when that is exact, so each word is cached instead of merging
   the whole text at once.
 
-Not handled yet: offsets through normalizers (``encode_with_offsets`` maps token bytes
-onto the original text, which is exact only when the normalizer is absent).
+Offsets
+-------
+``encode_plain_offsets`` is a separate, slower path (``encode_plain`` is untouched): the
+normalizer's ``normalize_aligned`` gives each normalized character the span of input
+characters it came from (``normalizers`` module notes: inserted characters are
+zero-width, characters normalized together span their whole group), the
+pre-tokenizer's ``pre_tokenize_spans`` carries those spans through its cuts and
+rewrites, and the model encodes each piece as ``encode_plain`` does. A token then
+covers the piece characters it spells, and its offsets are the hull of their spans:
+
+- models with ``encode_piece_spans`` (WordPiece, Unigram) say which characters each
+  token covers; an unknown token covers its word (WordPiece) or its run (Unigram);
+- otherwise (BPE, SentencePiece BPE) each token's vocabulary spelling is matched along
+  the piece (a continuing-subword prefix or end-of-word suffix removed); a byte-fallback
+  ``<0xXX>`` token takes the next byte of the current character and covers that whole
+  character, as a byte-level token does; a run of tokens that cannot be matched
+  (unknown) covers the characters up to where the next token matches, one character
+  each when the counts agree; characters skipped before a token's spelling (BPE with
+  no unknown token drops what it cannot spell) are in no token. If the walk goes
+  astray (a byte token missing, an unmatched run with nothing left to cover), every
+  token of the piece covers the whole piece.
+
+Cost: ``normalize_aligned`` and the span variants walk characters in Python (about
+1-5 MB/s in all), so offsets cost several times an uncached encode.
 """
 
 from __future__ import annotations
@@ -33,9 +55,12 @@ import regex
 from ._fastpath import PieceCache, PieceEncoder
 from .byte_level import bytes_to_proxy, proxy_to_bytes
 from .models.bpe import BPE, merges_for_ranks
-from .pre_tokenizers import byte_level_regex
+from .pre_tokenizers import SpannedPiece, byte_level_regex, located_spans
 
 __all__ = ["AddedToken", "Model", "Pipeline"]
+
+#: ``(start, end)`` code-point spans, one per character or token.
+Spans = list[tuple[int, int]]
 
 class Model(Protocol):
     """What the pipeline needs from a segmentation model."""
@@ -123,7 +148,9 @@ class Pipeline:
         self._pieces = PieceCache(model.encode_piece)
         self._fast, self._prefix_space = _fast_encoder(model, pre_tokenizer)
         cut = model.cut_char() if pre_tokenizer is None and isinstance(model, BPE) else None
-        self._cut = None if cut is None else regex.compile(f"{cut}*[^{cut}]+|{cut}+").findall
+        self._cut_re = None if cut is None else regex.compile(f"{cut}*[^{cut}]+|{cut}+")
+        self._cut = None if self._cut_re is None else self._cut_re.findall
+        self._spellings: _Spellings | None = None  # built by the first encode_plain_offsets
         id_to_token: dict[int, str] = {i: s for s, i in vocab.items()}
         listed = model.get_vocab() if hasattr(model, "get_vocab") else None
         if isinstance(listed, list):  # Unigram: ids are positions, pieces may repeat
@@ -166,6 +193,115 @@ class Pipeline:
         else:
             pieces = self._cut(text) if self._cut is not None else [text]
         return list(chain.from_iterable(map(self._pieces.__getitem__, pieces)))
+
+    def encode_plain_offsets(self, text: str, start: int = 0) -> tuple[list[int], Spans]:
+        """``encode_plain(text)`` and each token's ``(start, end)`` in code points of
+        ``text``, shifted by ``start`` (module notes, Offsets).
+
+        Raises ``UnicodeEncodeError`` exactly when ``encode_plain`` does (lone
+        surrogates the model or the byte-level path cannot encode), so the caller
+        retries both alike; ``NotImplementedError`` when the normalizer has no
+        ``normalize_aligned``.
+        """
+        if not text:
+            return [], []
+        spans: Spans
+        if self.normalizer is not None:
+            aligned = getattr(self.normalizer, "normalize_aligned", None)
+            if aligned is None:
+                raise NotImplementedError(
+                    f"offsets need {type(self.normalizer).__name__}.normalize_aligned(text) -> "
+                    f"(normalized, spans): for each normalized character the (start, end) "
+                    f"of the input characters it came from"
+                )
+            text, spans = aligned(text)
+            if not text:
+                return [], []
+            if start:
+                spans = [(a + start, b + start) for a, b in spans]
+        else:
+            spans = [(k, k + 1) for k in range(start, start + len(text))]
+        if self._fast is not None:
+            text.encode("utf-8")  # the byte-level fast path refuses lone surrogates
+        pieces: list[SpannedPiece] = [(text, spans)]
+        pre = self.pre_tokenizer
+        if pre is not None:
+            spanned = getattr(pre, "pre_tokenize_spans", None)
+            pieces = spanned(pieces) if spanned is not None else located_spans(pre.pre_tokenize, pieces)
+        elif self._cut_re is not None:
+            pieces = [(m.group(), spans[m.start() : m.end()]) for m in self._cut_re.finditer(text)]
+        ids: list[int] = []
+        offsets: Spans = []
+        by_spans = getattr(self.model, "encode_piece_spans", None)
+        for piece, piece_spans in pieces:
+            if by_spans is not None:
+                found: list[tuple[int, int, int]] = by_spans(piece)
+                ids += [t for t, _, _ in found]
+                ranges = [(a, b) for _, a, b in found]
+            else:
+                piece_ids = self._pieces[piece]
+                ids += piece_ids
+                ranges = self._token_ranges(piece, piece_ids)
+            offsets += [_hull(piece_spans, a, b) for a, b in ranges]
+        return ids, offsets
+
+    def _token_ranges(self, piece: str, ids: Sequence[int]) -> list[tuple[int, int]]:
+        """The characters of ``piece`` each token covers, by its spelling (module notes)."""
+        if self._spellings is None:
+            self._spellings = _Spellings(self)
+        spell = self._spellings
+        n, last = len(piece), len(ids) - 1
+        ranges: list[tuple[int, int]] = []
+        pos = 0
+        bytes_left = 0  # of the character at pos, whose first bytes byte tokens took
+        run: list[int] = []  # indices into ranges of unmatched tokens starting at pos
+        for k, tid in enumerate(ids):
+            text = spell.text.get(tid)
+            is_byte = tid in spell.byte_ids
+            if bytes_left:
+                if not is_byte:
+                    return [(0, n)] * len(ids)
+                ranges.append((pos, pos + 1))
+                bytes_left -= 1
+                if not bytes_left:
+                    pos += 1
+                continue
+            if text is not None:
+                if k and spell.prefix and text.startswith(spell.prefix):
+                    text = text[len(spell.prefix) :]
+                if k == last and spell.suffix and text.endswith(spell.suffix):
+                    text = text[: -len(spell.suffix)]
+            if run:
+                at = piece.find(text, pos + 1) if text else -1
+                if at < 0:
+                    run.append(len(ranges))
+                    ranges.append((0, n))
+                    continue
+                _close_run(ranges, run, pos, at)
+                pos = at
+            if text and piece.startswith(text, pos):
+                ranges.append((pos, pos + len(text)))
+                pos += len(text)
+            elif is_byte and pos < n:
+                ranges.append((pos, pos + 1))
+                bytes_left = len(piece[pos].encode("utf-8")) - 1
+                if not bytes_left:
+                    pos += 1
+            elif text and (at := piece.find(text, pos)) >= 0:
+                # BPE without an unknown token drops the characters it cannot spell.
+                ranges.append((at, at + len(text)))
+                pos = at + len(text)
+            else:
+                run.append(len(ranges))
+                ranges.append((0, n))
+        if run:
+            if pos >= n:
+                return [(0, n)] * len(ids)
+            _close_run(ranges, run, pos, n)
+            pos = n
+        if bytes_left:
+            return [(0, n)] * len(ids)
+        return ranges  # pos < n: BPE dropped the last characters
 
     def post_process(self, ids: list[int]) -> list[int]:
         return self.post_processor.process(ids) if self.post_processor is not None else ids
@@ -274,6 +410,54 @@ def _fast_encoder(model: Any, pre_tokenizer: Any) -> tuple[PieceEncoder | None, 
 _BYTE_TOKEN = regex.compile(r"<0x([0-9A-Fa-f]{2})>")
 
 
+class _Spellings:
+    """What ``Pipeline._token_ranges`` matches: each id's spelling in the alphabet of
+    the pieces the model sees, the byte-fallback ids, the BPE prefix and suffix.
+
+    The unknown token has no spelling here: it stands for text it does not spell, and
+    matching its spelling (``"<unk>"`` where the unknown character is ``"<"``) would
+    misplace every later token.
+    """
+
+    __slots__ = ("text", "byte_ids", "prefix", "suffix")
+
+    def __init__(self, pipeline: Pipeline) -> None:
+        model = pipeline.model
+        self.text: dict[int, str] = dict(pipeline.id_to_token)
+        unk = getattr(model, "unk_id", None)
+        unk_token = getattr(model, "unk_token", None)
+        if unk is None and isinstance(unk_token, str):
+            unk = pipeline.vocab.get(unk_token)
+        if isinstance(unk, int):
+            self.text.pop(unk, None)
+        self.byte_ids: frozenset[int] = frozenset(
+            i for i, s in self.text.items() if _BYTE_TOKEN.fullmatch(s)
+        ) if getattr(model, "byte_fallback", False) else frozenset()
+        self.prefix: str = getattr(model, "continuing_subword_prefix", None) or ""
+        self.suffix: str = getattr(model, "end_of_word_suffix", None) or ""
+
+
+def _close_run(ranges: Spans, run: list[int], start: int, end: int) -> None:
+    """Unmatched tokens ``ranges[i] for i in run`` cover ``[start, end)``: one character
+    each when there are as many, else all of it."""
+    if end - start == len(run):
+        for k, i in enumerate(run):
+            ranges[i] = (start + k, start + k + 1)
+    else:
+        for i in run:
+            ranges[i] = (start, end)
+    run.clear()
+
+
+def _hull(spans: Spans, a: int, b: int) -> tuple[int, int]:
+    """The smallest span holding ``spans[a:b]`` (zero-width ones included)."""
+    if b <= a:
+        at = spans[a][0] if a < len(spans) else spans[-1][1]
+        return at, at
+    part = spans[a:b]
+    return min(s for s, _ in part), max(e for _, e in part)
+
+
 def _decoder_kinds(decoder: Any) -> set[str]:
     if decoder is None:
         return set()
@@ -282,6 +466,8 @@ def _decoder_kinds(decoder: Any) -> set[str]:
         return set(chain.from_iterable(_decoder_kinds(d) for d in decoder.decoders))
     if name == "Replace" and decoder.pattern == "\u2581" and decoder.content == " ":
         return {"Metaspace"}
+    if name == "Replace" and decoder.is_regex and decoder.pattern == r"\A##" and decoder.content == "":
+        return {"WordPiece"}  # what trained WordPiece tokenizers use (train/wordpiece.py)
     return {name}
 
 

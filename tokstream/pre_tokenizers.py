@@ -39,6 +39,19 @@ matching ~15x slower, so the named tiktoken patterns keep ``\p{..}`` and
 differs; ``findall_unicode16`` then matches a copy of the text in which each such
 character is replaced by a stand-in of its Unicode 16.0 class, and slices the
 original text at the same offsets. ``tools/gen_unicode16.py`` records the data.
+
+Offsets
+-------
+Every Hugging Face pre-tokenizer below also has ``pre_tokenize_spans``, the same pieces
+each carried with one ``(start, end)`` span per character (``SpannedPiece``): spans of
+the original text, passed in by the caller and sliced, repeated or invented as the
+piece is cut and rewritten. A character a pre-tokenizer rewrites keeps its span
+(``ByteLevel`` gives each UTF-8 byte's proxy character the span of its character,
+``Metaspace`` gives ``▁`` the span of the space); a character it inserts (``ByteLevel``'s
+prefix space, ``Metaspace``'s prepended ``▁``) gets the zero-width span at the start of
+the piece's first character. ``located_spans`` serves a pre-tokenizer that has no such
+method, when it only cuts text. The span variants are for ``encode_with_offsets``; they
+walk characters in Python and leave ``pre_tokenize`` (the encode path) as it was.
 """
 
 from __future__ import annotations
@@ -52,7 +65,18 @@ from typing import Final
 import numpy as np
 import regex
 
-__all__ = ["PATTERNS", "RegexSplit", "byte_level_regex", "oniguruma_spelling", "resolve_pattern"]
+__all__ = [
+    "PATTERNS",
+    "RegexSplit",
+    "SpannedPiece",
+    "byte_level_regex",
+    "located_spans",
+    "oniguruma_spelling",
+    "resolve_pattern",
+]
+
+#: A piece and, for each of its characters, the ``(start, end)`` span it stands for.
+SpannedPiece = tuple[str, list[tuple[int, int]]]
 
 _GPT2: Final = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
 _CL100K: Final = (
@@ -289,10 +313,16 @@ def _spans(pattern: regex.Pattern[str], text: str) -> list[tuple[int, int]]:
 
 
 class PreTokenizer:
-    """Base class: ``pre_tokenize(pieces)`` splits (and may rewrite) every piece."""
+    """Base class: ``pre_tokenize(pieces)`` splits (and may rewrite) every piece;
+    ``pre_tokenize_spans`` does the same carrying each character's span (module notes)."""
 
     def pre_tokenize(self, pieces: list[str]) -> list[str]:
         raise NotImplementedError
+
+    def pre_tokenize_spans(self, pieces: list[SpannedPiece]) -> list[SpannedPiece]:
+        """``pre_tokenize`` with spans; by default ``located_spans`` (exact for a
+        pre-tokenizer that only cuts text)."""
+        return located_spans(self.pre_tokenize, pieces)
 
     def to_json(self) -> dict[str, object]:
         raise NotImplementedError
@@ -300,6 +330,13 @@ class PreTokenizer:
 
 def _split_spans(text: str, spans: list[tuple[int, int]], behavior: str, invert: bool) -> list[str]:
     """Apply a ``SplitDelimiterBehavior`` given the delimiter spans found in ``text``."""
+    return [text[a:b] for a, b in _split_ranges(text, spans, behavior, invert)]
+
+
+def _split_ranges(
+    text: str, spans: list[tuple[int, int]], behavior: str, invert: bool
+) -> list[tuple[int, int]]:
+    """The non-empty ``(start, end)`` ranges of the pieces ``_split_spans`` returns."""
     marks: list[tuple[int, int, bool]] = []
     pos = 0
     for a, b in spans:
@@ -351,7 +388,48 @@ def _split_spans(text: str, spans: list[tuple[int, int]], behavior: str, invert:
             prev = m
     else:
         raise ValueError(f"unknown split behavior {behavior!r}")
-    return [text[a:b] for a, b in out if b > a]
+    return [(a, b) for a, b in out if b > a]
+
+
+def _sliced(piece: SpannedPiece, ranges: list[tuple[int, int]]) -> list[SpannedPiece]:
+    text, spans = piece
+    return [(text[a:b], spans[a:b]) for a, b in ranges if b > a]
+
+
+def _inserted(spans: list[tuple[int, int]], count: int) -> list[tuple[int, int]]:
+    """Spans of ``count`` characters inserted before the ones of ``spans`` (non-empty):
+    zero-width, at the start of the first one."""
+    start = spans[0][0]
+    return [(start, start)] * count
+
+
+def located_spans(
+    pre_tokenize: Callable[[list[str]], list[str]], pieces: list[SpannedPiece]
+) -> list[SpannedPiece]:
+    """``pre_tokenize_spans`` for a pre-tokenizer that only cuts its pieces (and may drop
+    text between them): each output piece is looked up, in order, in the input pieces.
+
+    Exact when nothing is dropped; a piece after dropped text that repeats the start of
+    that text is placed too early. Raises ``NotImplementedError`` when an output piece
+    is not a slice of its input (the pre-tokenizer rewrites text and needs its own
+    ``pre_tokenize_spans``).
+    """
+    out: list[SpannedPiece] = []
+    k, pos = 0, 0
+    for piece in pre_tokenize([text for text, _ in pieces]):
+        while k < len(pieces):
+            at = pieces[k][0].find(piece, pos)
+            if at >= 0:
+                break
+            k, pos = k + 1, 0
+        else:
+            raise NotImplementedError(
+                f"pre-tokenizer {getattr(pre_tokenize, '__self__', pre_tokenize)!r} rewrote "
+                f"text into {piece[:40]!r}; offsets need it to define pre_tokenize_spans"
+            )
+        out.append((piece, pieces[k][1][at : at + len(piece)]))
+        pos = at + len(piece)
+    return out
 
 
 class Split(PreTokenizer):
@@ -368,6 +446,13 @@ class Split(PreTokenizer):
         out: list[str] = []
         for p in pieces:
             out += _split_spans(p, _spans(self._regex, p), self.behavior, self.invert)
+        return out
+
+    def pre_tokenize_spans(self, pieces: list[SpannedPiece]) -> list[SpannedPiece]:
+        out: list[SpannedPiece] = []
+        for piece in pieces:
+            p = piece[0]
+            out += _sliced(piece, _split_ranges(p, _spans(self._regex, p), self.behavior, self.invert))
         return out
 
     def to_json(self) -> dict[str, object]:
@@ -394,6 +479,30 @@ class ByteLevel(PreTokenizer):
                 p = " " + p
             parts = _matches(self._regex, p) if self.use_regex else [p]
             out += [bytes_to_proxy(s.encode("utf-8", "surrogatepass")) for s in parts if s]
+        return out
+
+    def pre_tokenize_spans(self, pieces: list[SpannedPiece]) -> list[SpannedPiece]:
+        from .byte_level import bytes_to_proxy
+
+        out: list[SpannedPiece] = []
+        for p, spans in pieces:
+            if not p:
+                continue
+            if self.add_prefix_space and not p.startswith(" "):
+                p, spans = " " + p, _inserted(spans, 1) + spans
+            ranges = _spans(self._regex, p) if self.use_regex else [(0, len(p))]
+            for a, b in ranges:
+                if b <= a:
+                    continue
+                part = p[a:b]
+                data = part.encode("utf-8", "surrogatepass")
+                if len(data) == len(part):
+                    byte_spans = spans[a:b]
+                else:  # each byte's proxy character spans its character
+                    byte_spans = []
+                    for c, span in zip(part, spans[a:b]):
+                        byte_spans += [span] * len(c.encode("utf-8", "surrogatepass"))
+                out.append((bytes_to_proxy(data), byte_spans))
         return out
 
     def to_json(self) -> dict[str, object]:
@@ -432,6 +541,25 @@ class Metaspace(PreTokenizer):
                 out.append(p)
         return out
 
+    def pre_tokenize_spans(self, pieces: list[SpannedPiece], *, first: bool = True) -> list[SpannedPiece]:
+        out: list[SpannedPiece] = []
+        rep = self.replacement
+        for i, (p, spans) in enumerate(pieces):
+            if not p:
+                continue
+            if " " in p:
+                spans = [s for c, s in zip(p, spans) for _ in range(len(rep) if c == " " else 1)]
+                p = p.replace(" ", rep)
+            prepend = self.prepend_scheme == "always" or (self.prepend_scheme == "first" and first and i == 0)
+            if prepend and not p.startswith(rep):
+                p, spans = rep + p, _inserted(spans, len(rep)) + spans
+            if self.split:
+                marks = [(m, m + len(rep)) for m in _find_all(p, rep)]
+                out += _sliced((p, spans), _split_ranges(p, marks, "MergedWithNext", False))
+            elif p:
+                out.append((p, spans))
+        return out
+
     def to_json(self) -> dict[str, object]:
         return {"type": "Metaspace", "replacement": self.replacement, "prepend_scheme": self.prepend_scheme, "split": self.split}
 
@@ -452,6 +580,9 @@ class Whitespace(PreTokenizer):
     def pre_tokenize(self, pieces: list[str]) -> list[str]:
         return [s for p in pieces for s in _matches(self._regex, p)]
 
+    def pre_tokenize_spans(self, pieces: list[SpannedPiece]) -> list[SpannedPiece]:
+        return [s for piece in pieces for s in _sliced(piece, _spans(self._regex, piece[0]))]
+
     def to_json(self) -> dict[str, object]:
         return {"type": "Whitespace"}
 
@@ -463,6 +594,9 @@ class WhitespaceSplit(PreTokenizer):
 
     def pre_tokenize(self, pieces: list[str]) -> list[str]:
         return [s for p in pieces for s in _matches(self._regex, p)]
+
+    def pre_tokenize_spans(self, pieces: list[SpannedPiece]) -> list[SpannedPiece]:
+        return [s for piece in pieces for s in _sliced(piece, _spans(self._regex, piece[0]))]
 
     def to_json(self) -> dict[str, object]:
         return {"type": "WhitespaceSplit"}
@@ -487,12 +621,21 @@ class BertPreTokenizer(PreTokenizer):
     classes runs at about 30 MB/s.
     """
 
-    _findall = re.compile(rf"{_PUNCT}|[^{_WHITE_SPACE}{_PUNCT[1:-1]}]+").findall
-    _findall_ascii = re.compile(r"[!-/:-@\[-`{-~]|[^\t\n\x0b\x0c\r !-/:-@\[-`{-~]+").findall
+    _re = re.compile(rf"{_PUNCT}|[^{_WHITE_SPACE}{_PUNCT[1:-1]}]+")
+    _re_ascii = re.compile(r"[!-/:-@\[-`{-~]|[^\t\n\x0b\x0c\r !-/:-@\[-`{-~]+")
+    _findall = _re.findall
+    _findall_ascii = _re_ascii.findall
 
     def pre_tokenize(self, pieces: list[str]) -> list[str]:
         findall, findall_ascii = self._findall, self._findall_ascii
         return [s for p in pieces for s in (findall_ascii(p) if p.isascii() else findall(p))]
+
+    def pre_tokenize_spans(self, pieces: list[SpannedPiece]) -> list[SpannedPiece]:
+        out: list[SpannedPiece] = []
+        for piece in pieces:
+            found = (self._re_ascii if piece[0].isascii() else self._re).finditer(piece[0])
+            out += _sliced(piece, [m.span() for m in found])
+        return out
 
     def to_json(self) -> dict[str, object]:
         return {"type": "BertPreTokenizer"}
@@ -511,6 +654,16 @@ class Punctuation(PreTokenizer):
         finditer = self._regex.finditer
         return [s for p in pieces for s in _split_spans(p, [m.span() for m in finditer(p)], self.behavior, False)]
 
+    def pre_tokenize_spans(self, pieces: list[SpannedPiece]) -> list[SpannedPiece]:
+        finditer = self._regex.finditer
+        return [
+            s
+            for piece in pieces
+            for s in _sliced(
+                piece, _split_ranges(piece[0], [m.span() for m in finditer(piece[0])], self.behavior, False)
+            )
+        ]
+
     def to_json(self) -> dict[str, object]:
         return {"type": "Punctuation", "behavior": self.behavior}
 
@@ -527,6 +680,16 @@ class Digits(PreTokenizer):
         # Rust's own tables (Unicode 17 as the regex module), not Oniguruma's 16.0.
         finditer = self._regex.finditer
         return [s for p in pieces for s in _split_spans(p, [m.span() for m in finditer(p)], "Isolated", False)]
+
+    def pre_tokenize_spans(self, pieces: list[SpannedPiece]) -> list[SpannedPiece]:
+        finditer = self._regex.finditer
+        return [
+            s
+            for piece in pieces
+            for s in _sliced(
+                piece, _split_ranges(piece[0], [m.span() for m in finditer(piece[0])], "Isolated", False)
+            )
+        ]
 
     def to_json(self) -> dict[str, object]:
         return {"type": "Digits", "individual_digits": self.individual_digits}
@@ -571,6 +734,11 @@ class Sequence(PreTokenizer):
     def pre_tokenize(self, pieces: list[str]) -> list[str]:
         for p in self.pretokenizers:
             pieces = p.pre_tokenize(pieces)
+        return pieces
+
+    def pre_tokenize_spans(self, pieces: list[SpannedPiece]) -> list[SpannedPiece]:
+        for p in self.pretokenizers:
+            pieces = p.pre_tokenize_spans(pieces)
         return pieces
 
     def to_json(self) -> dict[str, object]:

@@ -19,7 +19,7 @@ import numpy as np
 from ._fastpath import PieceEncoder
 from ._pipeline import Pipeline
 from .byte_level import bytes_to_proxy, proxy_to_bytes
-from .errors import InvalidTokenIdError
+from .errors import InvalidTokenIdError, TokstreamError
 from .models.bpe import BytePairEncoder
 from .pre_tokenizers import RegexSplit
 from .specials import SpecialPolicy, SpecialSet, resolve_policy
@@ -243,16 +243,29 @@ class Tokenizer:
     ) -> tuple[list[int], list[tuple[int, int]]]:
         """Encode and return ``(ids, offsets)``; ``offsets[i] = (start, end)`` in code points.
 
-        A token covers every character that any of its bytes belongs to. When a
-        character's UTF-8 bytes are split over several tokens (an emoji in byte-level
-        BPE), each of those tokens covers the whole character, so their spans overlap;
-        the same convention as Hugging Face ``tokenizers``. Offsets index the
-        original ``text`` even where lone surrogates were replaced.
+        ``ids`` equal ``encode(text, **encode_kw)``. A token covers every character that
+        any of its bytes belongs to. When a character's UTF-8 bytes are split over
+        several tokens (an emoji in byte-level BPE, ``<0xXX>`` byte fallback), each of
+        those tokens covers the whole character, so their spans overlap; the same
+        convention as Hugging Face ``tokenizers``. Offsets index the original ``text``
+        even where lone surrogates were replaced.
+
+        For ``tokenizer.json`` and SentencePiece tokenizers, offsets go through the
+        normalizer's alignment: a token covers the original characters its normalized
+        characters came from (``_pipeline`` module notes). Characters normalized
+        together (an NFC composite, a ``Replace`` match) are covered whole, where
+        ``tokenizers`` gives only their first or last character; a token made only of
+        inserted text (a prepended ``▁``) is zero-width where it was inserted. An added
+        token covers its match, with the whitespace its ``lstrip``/``rstrip`` took;
+        special tokens the post-processor adds (``add_special_tokens=True``) get
+        ``(0, 0)``, as in ``tokenizers``.
 
         >>> tok = __import__("tokstream").load("cl100k_base")
         >>> tok.encode_with_offsets("hi there")
         ([6151, 1070], [(0, 2), (2, 8)])
         """
+        if self._pipeline is not None:
+            return self._encode_pipeline_offsets(text, **encode_kw)
         ids = self.encode(text, **encode_kw)
         fixed = text
         try:
@@ -264,6 +277,64 @@ class Tokenizer:
         if fixed is not text and len(fixed) != len(text):
             back = _surrogate_index_map(text)
             offsets = [(back[a], back[b]) for a, b in offsets]
+        return ids, offsets
+
+    def _encode_pipeline_offsets(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialSet = "all",
+        add_special_tokens: bool = False,
+    ) -> tuple[list[int], list[tuple[int, int]]]:
+        """``encode_with_offsets`` in pipeline mode: ``encode``'s steps, with spans."""
+        pipeline = self._pipeline
+        assert pipeline is not None  # only called in pipeline mode
+        _check_text(text)
+        policy = resolve_policy(self._special_tokens, allowed_special, disallowed_special)
+        policy.check(text)
+        try:
+            ids, offsets = self._pipeline_offsets(text, policy.allowed)
+        except UnicodeEncodeError:
+            fixed = _replace_surrogates(text)
+            ids, offsets = self._pipeline_offsets(fixed, policy.allowed)
+            if len(fixed) != len(text):
+                back = _surrogate_index_map(text)
+                offsets = [(back[a], back[b]) for a, b in offsets]
+        if add_special_tokens and pipeline.post_processor is not None:
+            before, after = pipeline.post_processor.added_ids()
+            ids = pipeline.post_process(ids)
+            offsets = [(0, 0)] * len(before) + offsets + [(0, 0)] * len(after)
+        return ids, offsets
+
+    def _pipeline_offsets(
+        self, text: str, allowed: frozenset[str]
+    ) -> tuple[list[int], list[tuple[int, int]]]:
+        """``_encode_pipeline`` with offsets: an added token spans its match."""
+        pipeline = self._pipeline
+        assert pipeline is not None  # only called in pipeline mode
+        ids: list[int] = []
+        offsets: list[tuple[int, int]] = []
+        plain_start: int | None = None
+        pos = 0
+        for piece, token in pipeline.split_added(text):
+            end = pos + len(piece)
+            if token is None or (token.special and token.content not in allowed):
+                if plain_start is None:
+                    plain_start = pos
+            else:
+                if plain_start is not None:
+                    more_ids, more = pipeline.encode_plain_offsets(text[plain_start:pos], plain_start)
+                    ids += more_ids
+                    offsets += more
+                    plain_start = None
+                ids.append(token.id)
+                offsets.append((pos, end))
+            pos = end
+        if plain_start is not None:
+            more_ids, more = pipeline.encode_plain_offsets(text[plain_start:], plain_start)
+            ids += more_ids
+            offsets += more
         return ids, offsets
 
     def _encode_checked(self, text: str, policy: SpecialPolicy) -> list[int]:
@@ -419,14 +490,25 @@ class Tokenizer:
         if self._fingerprint is None:
             form = self._pipeline.rank_file_form() if self._pipeline is not None else None
             if self._pipeline is not None and form is None:
-                canonical = json.dumps(self._pipeline.to_json(), sort_keys=True, ensure_ascii=False)
-                h = hashlib.sha256(b"tokstream-fingerprint-v1\0pipeline\0")
-                h.update(canonical.encode("utf-8", "surrogatepass"))
-                self._fingerprint = h.hexdigest()
+                self._fingerprint = self._pipeline_fingerprint()
             else:
                 ranks, pattern, specials = form or (self._ranks, self._pre.pattern, self._special_tokens)
                 self._fingerprint = _rank_fingerprint(ranks, pattern, specials)
         return self._fingerprint
+
+    def _pipeline_fingerprint(self) -> str:
+        assert self._pipeline is not None  # only called in pipeline mode
+        try:
+            canonical = json.dumps(self._pipeline.to_json(), sort_keys=True, ensure_ascii=False)
+        except TokstreamError:
+            # No exact tokenizer.json form (a SentencePiece charsmap): the model file's
+            # bytes decide the ids instead.
+            if self._source is None or self._source[0] != "sentencepiece":
+                raise
+            return hashlib.sha256(b"tokstream-fingerprint-v1\0sentencepiece\0" + self._source[1]).hexdigest()
+        h = hashlib.sha256(b"tokstream-fingerprint-v1\0pipeline\0")
+        h.update(canonical.encode("utf-8", "surrogatepass"))
+        return h.hexdigest()
 
     def __repr__(self) -> str:
         return f"<Tokenizer {self.name!r} n_vocab={self._n_vocab}>"
