@@ -1,0 +1,23 @@
+"""The scripts in examples/ run as a user would run them, offline."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.py"))
+
+
+@pytest.mark.parametrize("script", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_example_runs(script: Path) -> None:
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_distributed_counting_trains_the_same_tokenizer() -> None:
+    script = next(p for p in EXAMPLES if p.name == "distributed_counting.py")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=True).stdout
+    assert "same as training on the texts: True" in out
