@@ -156,3 +156,17 @@ def test_non_text_input() -> None:
 def test_paths_are_not_texts(tmp_path: Path) -> None:
     with pytest.raises(TypeError):
         train_bpe([tmp_path], 300)  # type: ignore[list-item]
+
+
+def test_saved_trained_tokenizer_gives_the_same_ids_in_tokenizers(tmp_path: Path) -> None:
+    tokenizers = pytest.importorskip("tokenizers")
+    text = fixture_file("corpora/shakespeare_gutenberg_modern.txt").read_text("utf-8")
+    cut = int(len(text) * 0.9)
+    tok = train_bpe(text[:cut].splitlines(keepends=True)[:20_000], 2000, special_tokens=["<|end|>"])
+    tok.save(tmp_path / "bpe.json")
+    ref = tokenizers.Tokenizer.from_file(str(tmp_path / "bpe.json"))
+    held = text[cut:]
+    for chunk in [held[:50_000], *held.splitlines(keepends=True)[:300], "a<|end|>b"]:
+        ids = tok.encode(chunk, allowed_special="all")
+        assert ref.encode(chunk, add_special_tokens=False).ids == ids
+        assert tok.decode(ids) == chunk
