@@ -25,6 +25,7 @@ from . import metrics
 from .train.bpe import train_bpe
 from .train.counting import count_pretokens
 from .train.extend import ExtensionReport, extend, extension_report
+from .train.unigram import train_unigram
 from .train.wordpiece import train_wordpiece
 
 __version__ = "0.1.0"
@@ -35,6 +36,7 @@ __all__ = [
     "count_pretokens",
     "train_bpe",
     "train_wordpiece",
+    "train_unigram",
     "metrics",
     "extend",
     "extension_report",
