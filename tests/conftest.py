@@ -24,6 +24,14 @@ from strategies import max_examples
 import tokstream
 
 ENCODING_NAMES = ("cl100k_base", "o200k_base", "r50k_base", "p50k_base")
+#: The corpora in fixtures/corpora.
+CORPORA = (
+    "corpus_alice_in_wonderland_en.txt",
+    "corpus_botchan_en.txt",
+    "corpus_us_constitution_en.txt",
+    "corpus_wagahaiwa_nekodearu_ja.txt",
+    "shakespeare_gutenberg_modern.txt",
+)
 #: The tokenizer.json fixtures, in fixtures/hf.
 HF_FILES = (
     "gpt2_tokenizer.json",

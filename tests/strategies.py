@@ -444,3 +444,10 @@ def has_surrogates(text: str) -> bool:
 def replace_surrogates(text: str) -> str:
     """What tiktoken encodes for ``text``: surrogate pairs joined, lone ones U+FFFD."""
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def training_corpora(alphabet: str) -> st.SearchStrategy[list[str]]:
+    """Small corpora for trainer property tests: words over a tiny ``alphabet`` (so pair
+    counts tie often) mixed with adversarial text."""
+    word = st.text(alphabet=alphabet, min_size=1, max_size=12)
+    return st.lists(st.one_of(word, adversarial_text()), min_size=1, max_size=20)

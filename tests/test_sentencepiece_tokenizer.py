@@ -20,7 +20,7 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
-from conftest import require_fixture
+from conftest import CORPORA, require_fixture
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import adversarial_text, hyp_settings, replace_surrogates
@@ -32,13 +32,6 @@ from tokstream.formats.spm_pipeline import SentencePieceNormalizer
 spm = pytest.importorskip("sentencepiece")
 
 MODELS = ["spm_botchan_en_bpe_1000.model", "spm_botchan_en_unigram_1000.model", "mistral_7b_v1_tokenizer.model"]
-CORPORA = [
-    "corpus_alice_in_wonderland_en.txt",
-    "corpus_botchan_en.txt",
-    "corpus_us_constitution_en.txt",
-    "corpus_wagahaiwa_nekodearu_ja.txt",
-    "shakespeare_gutenberg_modern.txt",
-]
 _cache: dict[str, tuple[Tokenizer, object]] = {}
 
 

@@ -23,7 +23,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import require_fixture
+from conftest import CORPORA, require_fixture
 from hypothesis import given
 from strategies import adversarial_text, hyp_settings, replace_surrogates
 
@@ -38,13 +38,6 @@ from tokstream.formats.spm_pipeline import (
 spm = pytest.importorskip("sentencepiece")
 tokenizers = pytest.importorskip("tokenizers")
 
-CORPORA = [
-    "corpus_alice_in_wonderland_en.txt",
-    "corpus_botchan_en.txt",
-    "corpus_us_constitution_en.txt",
-    "corpus_wagahaiwa_nekodearu_ja.txt",
-    "shakespeare_gutenberg_modern.txt",
-]
 # name -> (the .model fixture, whether to cut its charsmap out)
 MODELS = {
     "mistral": ("mistral_7b_v1_tokenizer.model", False),

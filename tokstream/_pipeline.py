@@ -57,7 +57,7 @@ from .byte_level import bytes_to_proxy, proxy_to_bytes
 from .models.bpe import BPE, merges_for_ranks
 from .pre_tokenizers import SpannedPiece, byte_level_regex, located_spans
 
-__all__ = ["AddedToken", "Model", "Pipeline"]
+__all__ = ["AddedToken", "Model", "Pipeline", "tokenizer_json"]
 
 #: ``(start, end)`` code-point spans, one per character or token.
 Spans = list[tuple[int, int]]
@@ -372,17 +372,41 @@ class Pipeline:
         return ranks, shape[0].pattern, specials
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "version": "1.0",
-            "truncation": None,
-            "padding": None,
-            "added_tokens": [t.to_json() for t in self.added_tokens],
-            "normalizer": self.normalizer.to_json() if self.normalizer is not None else None,
-            "pre_tokenizer": self.pre_tokenizer.to_json() if self.pre_tokenizer is not None else None,
-            "post_processor": self.post_processor.to_json() if self.post_processor is not None else None,
-            "decoder": self.decoder.to_json() if self.decoder is not None else None,
-            "model": self.model.to_json(),
-        }
+        def part(c: Any) -> Any:
+            return c.to_json() if c is not None else None
+
+        return tokenizer_json(
+            model=self.model.to_json(),
+            added_tokens=[t.to_json() for t in self.added_tokens],
+            normalizer=part(self.normalizer),
+            pre_tokenizer=part(self.pre_tokenizer),
+            post_processor=part(self.post_processor),
+            decoder=part(self.decoder),
+        )
+
+
+def tokenizer_json(
+    *,
+    model: dict[str, Any],
+    added_tokens: Sequence[dict[str, Any]] = (),
+    normalizer: Any = None,
+    pre_tokenizer: Any = None,
+    post_processor: Any = None,
+    decoder: Any = None,
+) -> dict[str, Any]:
+    """A ``tokenizer.json`` document from its components' JSON objects (no truncation
+    or padding: they shape batches, not ids)."""
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": list(added_tokens),
+        "normalizer": normalizer,
+        "pre_tokenizer": pre_tokenizer,
+        "post_processor": post_processor,
+        "decoder": decoder,
+        "model": model,
+    }
 
 
 def _fast_encoder(model: Any, pre_tokenizer: Any) -> tuple[PieceEncoder | None, bool]:

@@ -17,7 +17,7 @@ import pytest
 from conftest import fixture_file
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import adversarial_text, hyp_settings
+from strategies import hyp_settings, training_corpora
 
 from tokstream.train.bpe import learn_merges, train_bpe
 from tokstream.train.counting import count_pretokens
@@ -86,12 +86,9 @@ def test_merges_equal_naive_trainer(corpus: str, pattern: str) -> None:
     assert [tok.token_bytes(i) for i in range(256, tok.n_vocab)] == [a + b for a, b in want]
 
 
-_word = st.text(alphabet="ab c\u00e9\u4e2d", min_size=1, max_size=12)
-
-
 @hyp_settings(300)
 @given(
-    texts=st.lists(st.one_of(_word, adversarial_text()), min_size=1, max_size=20),
+    texts=training_corpora("ab c\u00e9\u4e2d"),
     extra=st.integers(0, 60),
     min_frequency=st.integers(1, 3),
 )

@@ -23,7 +23,7 @@ import pytest
 from conftest import fixture_file
 from hypothesis import assume, given
 from hypothesis import strategies as st
-from strategies import adversarial_text, hyp_settings
+from strategies import adversarial_text, hyp_settings, training_corpora
 
 from tokstream.train.counting import count_pretokens
 from tokstream.train.wordpiece import train_wordpiece
@@ -104,12 +104,9 @@ def test_vocab_equals_naive_trainer(corpus: str, pattern: str, min_frequency: in
     assert vocab_of(tok) == want
 
 
-_word = st.text(alphabet="ab c#\u00e9\u4e2d", min_size=1, max_size=12)
-
-
 @hyp_settings(300)
 @given(
-    texts=st.lists(st.one_of(_word, adversarial_text()), min_size=1, max_size=20),
+    texts=training_corpora("ab c#\u00e9\u4e2d"),
     extra=st.integers(0, 60),
     min_frequency=st.integers(1, 3),
 )

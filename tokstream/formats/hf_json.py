@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from .. import decoders as dec
 from .. import pre_tokenizers as pre
 from .. import processors as proc
-from .._pipeline import AddedToken, Pipeline
+from .._pipeline import AddedToken, Pipeline, tokenizer_json
 from ..errors import TokenizerFileError, TokstreamError
 from ..models.bpe import BPE, merges_for_ranks
 from ..pre_tokenizers import oniguruma_spelling
@@ -341,26 +341,20 @@ def tiktoken_to_json(tok: Tokenizer) -> Obj:
     ranks = tok._ranks
     merges = [[bytes_to_proxy(a), bytes_to_proxy(b)] for a, b in merges_for_ranks(ranks)]
     added = [
-        {"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,
-         "normalized": False, "special": True}
+        AddedToken(id=i, content=t, special=True).to_json()
         for t, i in sorted(tok.special_tokens.items(), key=lambda item: item[1])
     ]
-    return {
-        "version": "1.0",
-        "truncation": None,
-        "padding": None,
-        "added_tokens": added,
-        "normalizer": None,
-        "pre_tokenizer": {
+    return tokenizer_json(
+        added_tokens=added,
+        pre_tokenizer={
             "type": "Sequence",
             "pretokenizers": [
                 {"type": "Split", "pattern": {"Regex": oniguruma_spelling(tok.pattern)}, "behavior": "Isolated", "invert": False},
                 {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
             ],
         },
-        "post_processor": None,
-        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
-        "model": {
+        decoder={"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+        model={
             "type": "BPE",
             "dropout": None,
             "unk_token": None,
@@ -372,7 +366,7 @@ def tiktoken_to_json(tok: Tokenizer) -> Obj:
             "vocab": _vocab_with_specials(tok),
             "merges": merges,
         },
-    }
+    )
 
 
 def _vocab_with_specials(tok: Tokenizer) -> dict[str, int]:

@@ -49,13 +49,13 @@ def extend(tok: Tokenizer, tokens: Iterable[str], *, special: bool = False) -> T
         return Tokenizer(tok._ranks, pattern=tok.pattern, special_tokens=specials, name=f"{tok.name}+{len(new)}")
     import json
 
+    from .._pipeline import AddedToken
     from ..formats.hf_json import tiktoken_to_json, tokenizer_from_json
 
     obj = tok._pipeline.to_json() if tok._pipeline is not None else tiktoken_to_json(tok)
     have = {a["content"] for a in obj["added_tokens"]}
     obj["added_tokens"] += [
-        {"id": tok.n_vocab + i, "content": t, "single_word": False, "lstrip": False,
-         "rstrip": False, "normalized": False, "special": special}
+        AddedToken(id=tok.n_vocab + i, content=t, special=special).to_json()
         for i, t in enumerate(t for t in new if t not in have)
     ]
     # Ids are assigned as tokenizers assigns them on load (hf_json._AddedIds), so the

@@ -283,6 +283,7 @@ def _tokenizer(
     name: str,
 ) -> Tokenizer:
     """The trained vocabulary as a ``tokenizer.json`` pipeline (module notes)."""
+    from .._pipeline import AddedToken, tokenizer_json
     from ..formats.hf_json import tokenizer_from_json
 
     def split(regex: str) -> dict[str, object]:
@@ -293,39 +294,23 @@ def _tokenizer(
             "invert": False,
         }
 
-    added = [
-        {
-            "id": vocab[s],
-            "content": s,
-            "single_word": False,
-            "lstrip": False,
-            "rstrip": False,
-            "normalized": False,
-            "special": True,
-        }
-        for s in specials
-    ]
-    obj = {
-        "version": "1.0",
-        "truncation": None,
-        "padding": None,
-        "added_tokens": added,
-        "normalizer": None,
-        "pre_tokenizer": {
+    added = [AddedToken(id=vocab[s], content=s, special=True).to_json() for s in specials]
+    obj = tokenizer_json(
+        added_tokens=added,
+        pre_tokenizer={
             "type": "Sequence",
             "pretokenizers": [
                 split(oniguruma_spelling(resolve_pattern(pattern))),
                 split(PREFIX_GUARD),
             ],
         },
-        "post_processor": None,
-        "decoder": {"type": "Replace", "pattern": {"Regex": DECODER_PATTERN}, "content": ""},
-        "model": {
+        decoder={"type": "Replace", "pattern": {"Regex": DECODER_PATTERN}, "content": ""},
+        model={
             "type": "WordPiece",
             "unk_token": unk_token,
             "continuing_subword_prefix": PREFIX,
             "max_input_chars_per_word": max_chars,
             "vocab": vocab,
         },
-    }
+    )
     return tokenizer_from_json(json.dumps(obj, ensure_ascii=False), source=name)
