@@ -57,12 +57,12 @@ or a byte piece (any hex case) are left out.
 Differences from SentencePiece, by choice: no normalization (``nmt_nfkc``), all
 characters kept (``character_coverage=1.0``), no ``split_by_unicode_script`` /
 ``split_by_number`` / ``split_digits`` limits on pieces (as ``tokenizers``'
-``UnigramTrainer``), seeds weighted by word counts, characters stay in the model
-through EM (their expected count floored at 0.5) instead of coming back at the end,
-and words longer than 256 characters are trained as 256-character chunks (encoding
-is unaffected). Not here: subword-regularization sampling (``models/unigram.py``),
-``treat_whitespace_as_suffix``, a regex pre-tokenizer (``pattern``; see
-``train_unigram``).
+``UnigramTrainer``), characters stay in the model through EM (their expected count
+floored at 0.5) instead of coming back at the end, and words longer than 256
+characters are trained as 256-character chunks (encoding is unaffected). Scores are
+rounded to 8 decimals (see ``_tokenizer``). Not here: subword-regularization sampling
+(``models/unigram.py``), ``treat_whitespace_as_suffix``, a regex pre-tokenizer
+(``pattern``; see ``train_unigram``).
 
 Performance notes
 -----------------
@@ -86,11 +86,15 @@ Performance notes
 - The suffix array sorts by the first 16 characters only: characters are packed into
   int64 keys while they fit (7 bits each for English: 8 characters), so prefix
   doubling needs two sorts.
-- Figures (``bench/train_unigram_compression.py``, shared 2-core machine): 8,000
-  pieces from the 5 MB Shakespeare corpus in ~15 s, as SentencePiece's trainer (1.0-
-  1.1x its time). 10x the corpus takes 14-17x the time, from the number of pruning
-  rounds, ``log(pieces after EM / vocab_size) / log(4/3)`` (2 rounds for 0.5 MB, 8 for
-  5 MB at 8,000 pieces); SentencePiece's own is 19x (4,000 pieces).
+- Figures (``bench/train_unigram_compression.py``, 2-core machine, quiet): 8,000
+  pieces from the 5 MB Shakespeare corpus in 15.6 s (15.5 s CPU) against 5.1 s (8.8 s
+  CPU) for SentencePiece's trainer on 2 threads: 3.1x its wall time, 1.8x its CPU
+  time. An E-step over the 4-5 M edges takes ~0.33 s; 18 of them are 45% of the run,
+  the suffix array, seeds and first lattice 35%. 10x the corpus (0.5 MB -> 5 MB)
+  takes 15-17.5x the time (2,000-8,000 pieces): per step the work is linear, but the
+  number of pruning rounds, ``log(pieces after EM / vocab_size) / log(4/3)``, grows
+  (2 rounds for 0.5 MB, 8 for 5 MB at 8,000 pieces). SentencePiece's own ratio, one
+  thread: 12.4x (2,000), 18.6x (4,000); it cannot make 8,000 pieces from 0.5 MB.
 """
 
 from __future__ import annotations
@@ -203,9 +207,12 @@ def train_unigram(
     ``▁`` handling is not implemented). The module docstring has the model, the
     tokenizer's shape and the exact round-trip rule.
 
-    >>> tok = train_unigram(["low lower lowest"] * 5, 60)
-    >>> [tok.id_to_token(i) for i in tok.encode("lowest low")]
-    ['▁lowest', '▁low']
+    A seed must be followed by two different characters (``▁lowest`` is: by a space
+    and by ``.``), so this corpus has 13 pieces at most:
+
+    >>> tok = train_unigram(["low lower lowest lowest."] * 5, 60)
+    >>> [tok.id_to_token(i) for i in tok.encode("lowest low")], tok.n_vocab
+    (['▁lowest', '▁low'], 13)
     >>> tok.decode(tok.encode(" low  lower ")) == " low  lower "
     True
     """
@@ -872,6 +879,7 @@ def _tokenizer(
     *,
     unk_special: bool,
 ) -> Tokenizer:
+    from .._pipeline import AddedToken, tokenizer_json
     from ..formats.hf_json import tokenizer_from_json
 
     # Scores are rounded to 8 decimals: tokenizers' JSON reader (serde_json without
@@ -887,30 +895,22 @@ def _tokenizer(
     first = len(vocab)
     listed = [(0, unk_token)] if unk_special else []
     listed += [(first + i, s) for i, s in enumerate(specials)]
-    added = [
-        {"id": i, "content": s, "single_word": False, "lstrip": False, "rstrip": False,
-         "normalized": False, "special": True}
-        for i, s in listed
-    ]
+    added = [AddedToken(id=i, content=s, special=True).to_json() for i, s in listed]
     metaspace = {"type": "Metaspace", "replacement": META, "prepend_scheme": "always", "split": True}
     decoder: dict[str, Any] = metaspace
     if byte_fallback:
         decoder = {"type": "Sequence", "decoders": [metaspace, {"type": "ByteFallback"}, {"type": "Fuse"}]}
-    obj = {
-        "version": "1.0",
-        "truncation": None,
-        "padding": None,
-        "added_tokens": added,
-        "normalizer": {
+    obj = tokenizer_json(
+        added_tokens=added,
+        normalizer={
             "type": "Sequence",
             "normalizers": [
                 {"type": "Prepend", "prepend": META},
                 {"type": "Replace", "pattern": {"String": " "}, "content": META},
             ],
         },
-        "pre_tokenizer": {"type": "Metaspace", "replacement": META, "prepend_scheme": "never", "split": True},
-        "post_processor": None,
-        "decoder": decoder,
-        "model": {"type": "Unigram", "unk_id": 0, "vocab": vocab, "byte_fallback": byte_fallback},
-    }
+        pre_tokenizer={"type": "Metaspace", "replacement": META, "prepend_scheme": "never", "split": True},
+        decoder=decoder,
+        model={"type": "Unigram", "unk_id": 0, "vocab": vocab, "byte_fallback": byte_fallback},
+    )
     return tokenizer_from_json(json.dumps(obj, ensure_ascii=False), source=name)
