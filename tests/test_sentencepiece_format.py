@@ -33,6 +33,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+import protowire
 import pytest
 from conftest import FIXTURES, fixture_file, missing_fixture
 from hypothesis import assume, given
@@ -449,36 +450,9 @@ def assert_like_sentencepiece(model: SentencePieceModel, sp: Any, what: str) -> 
             )
 
 
-def _varint_at(data: bytes, pos: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if byte < 0x80:
-            return value, pos
-
-
 def top_level_fields(data: bytes) -> list[tuple[int, int, int]]:
     """``(field number, start, end)`` of each top-level field of a well-formed file."""
-    out = []
-    pos = 0
-    while pos < len(data):
-        start = pos
-        key, pos = _varint_at(data, pos)
-        wire = key & 7
-        if wire == VARINT:
-            pos = _varint_at(data, pos)[1]
-        elif wire == LEN:
-            length, pos = _varint_at(data, pos)
-            pos += length
-        else:
-            assert wire in (I64, I32), (start, wire)
-            pos += 8 if wire == I64 else 4
-        out.append((key >> 3, start, pos))
-    assert pos == len(data)
-    return out
+    return [(number, start, end) for number, start, end, _ in protowire.fields(data)]
 
 
 @functools.cache

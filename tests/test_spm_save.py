@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import protowire
 import pytest
 from conftest import CORPORA, require_fixture
 from hypothesis import given
@@ -50,49 +51,12 @@ LITERALS = ("<s>", "</s>", "<unk>")
 # ---------------------------------------------------------------- protobuf surgery
 
 
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if byte < 0x80:
-            return value, pos
-
-
-def _put_varint(value: int) -> bytes:
-    out = bytearray()
-    while value >= 0x80:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
 def _fields(data: bytes) -> list[tuple[int, bytes, bytes | None]]:
     """``(field number, the whole field's bytes, the payload of a length-delimited one)``."""
-    out: list[tuple[int, bytes, bytes | None]] = []
-    pos = 0
-    while pos < len(data):
-        start = pos
-        key, pos = _varint(data, pos)
-        wire = key & 7
-        payload = None
-        if wire == 0:
-            _, pos = _varint(data, pos)
-        elif wire == 1:
-            pos += 8
-        elif wire == 5:
-            pos += 4
-        elif wire == 2:
-            length, pos = _varint(data, pos)
-            payload = data[pos : pos + length]
-            pos += length
-        else:
-            raise ValueError(f"wire type {wire}")
-        out.append((key >> 3, data[start:pos], payload))
-    return out
+    return [
+        (number, data[start:end], None if payload is None else data[payload:end])
+        for number, start, end, payload in protowire.fields(data)
+    ]
 
 
 def _without_charsmap(model: bytes) -> bytes:
@@ -103,9 +67,9 @@ def _without_charsmap(model: bytes) -> bytes:
         if number != 3 or payload is None:
             out += whole
             continue
-        spec = bytearray(b"\x0a" + _put_varint(8) + b"identity")
+        spec = bytearray(b"\x0a" + protowire.put_varint(8) + b"identity")
         spec += b"".join(w for n, w, _ in _fields(payload) if n not in (1, 2))
-        out += b"\x1a" + _put_varint(len(spec)) + spec
+        out += b"\x1a" + protowire.put_varint(len(spec)) + spec
     return bytes(out)
 
 
