@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 
 from ..pre_tokenizers import RegexSplit
 
-__all__ = ["PairIndex", "count_pretokens", "pretoken_counts"]
+__all__ = ["PairIndex", "check_counts", "count_pretokens", "pretoken_counts"]
 
 
 def count_pretokens(texts: Iterable[str], pattern: str = "o200k_base") -> Counter[str]:
@@ -48,14 +48,22 @@ def pretoken_counts(texts_or_counts: Iterable[str] | Mapping[str, int], pattern:
         raise TypeError("pass an iterable of texts (a list of str) or a Counter, not one str")
     if isinstance(texts_or_counts, Mapping):
         counts = texts_or_counts
-        for piece, c in counts.items():
-            if not isinstance(piece, str) or not isinstance(c, int):
-                raise TypeError(f"counts must map str to int, got {type(piece).__name__} -> {type(c).__name__}")
+        check_counts(counts)
     else:
         counts = count_pretokens(texts_or_counts, pattern)
     if not any(c > 0 for c in counts.values()):
         raise ValueError("the corpus is empty: no pre-tokens to train on")
     return counts
+
+
+def check_counts(counts: Mapping[str, int]) -> None:
+    """Raise ``TypeError`` unless ``counts`` maps str to int (not bool), and
+    ``ValueError`` for a negative count."""
+    for piece, c in counts.items():
+        if not isinstance(piece, str) or isinstance(c, bool) or not isinstance(c, int):
+            raise TypeError(f"counts must map str to int, got {type(piece).__name__} -> {type(c).__name__}")
+        if c < 0:
+            raise ValueError(f"counts must not be negative, got {piece!r} -> {c}")
 
 
 def _has_surrogate(text: str) -> bool:

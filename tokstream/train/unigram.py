@@ -110,6 +110,7 @@ import numpy.typing as npt
 import regex
 
 from ..tokenizer import Tokenizer
+from .counting import check_counts
 
 __all__ = ["count_words", "train_unigram"]
 
@@ -296,13 +297,8 @@ def _words(texts_or_counts: Iterable[str] | Mapping[str, int], specials: list[st
     if isinstance(texts_or_counts, str):
         raise TypeError("pass an iterable of texts (a list of str) or a Counter, not one str")
     if isinstance(texts_or_counts, Mapping):
+        check_counts(texts_or_counts)
         items = list(texts_or_counts.items())
-        for piece, c in items:
-            if not isinstance(piece, str) or isinstance(c, bool) or not isinstance(c, int):
-                raise TypeError(f"counts must map str to int, got {type(piece).__name__} -> {type(c).__name__}")
-        if any(c < 0 for _, c in items):
-            piece, c = next((p, c) for p, c in items if c < 0)
-            raise ValueError(f"counts must not be negative, got {piece!r} -> {c}")
         keys = "\0".join(p for p, _ in items)
         plain = " " not in keys and _without_surrogates(keys) is keys
         if plain and keys.count(META) == sum(p.startswith(META) for p, _ in items):
