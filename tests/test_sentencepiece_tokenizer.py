@@ -66,6 +66,13 @@ def check(ours: Tokenizer, ref: object, text: str) -> None:
     norm = normalizer(ours)
     assert norm.normalize(text) == ref.normalize(text), text[:200]  # type: ignore[attr-defined]
     assert norm.normalize(text) == norm._assemble(norm._pieces(text)), text[:200]
+    # token_bytes is the bytes a piece stands for: ▁ as a space, <0xXX> as its byte.
+    for i in want:
+        if ref.is_unknown(i) or ref.is_control(i):  # type: ignore[attr-defined]
+            continue
+        piece = ref.id_to_piece(i)  # type: ignore[attr-defined]
+        expected = bytes([int(piece[3:5], 16)]) if ref.is_byte(i) else piece.replace("\u2581", " ").encode()  # type: ignore[attr-defined]
+        assert ours.token_bytes(i) == expected, (i, piece)
 
 
 def check_aligned(ours: Tokenizer, text: str) -> None:

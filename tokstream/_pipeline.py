@@ -322,10 +322,9 @@ class Pipeline:
         added = {t.id for t in self.added_tokens}
         prefix = getattr(self.model, "continuing_subword_prefix", None) or ""
         for i, s in self.id_to_token.items():
-            if i in added:
-                table[i] = s.encode("utf-8", "surrogatepass")
-                continue
-            table[i] = _token_bytes(s, kind, prefix)
+            # An added token's content goes through the decoder too (no continuation
+            # prefix is taken off it): " fooĠ" keeps its UTF-8, "<|x|>" maps to itself.
+            table[i] = _token_bytes(s, kind, "" if i in added else prefix)
         return table
 
     def rank_file_form(self) -> tuple[dict[bytes, int], str, dict[str, int]] | None:
@@ -488,6 +487,8 @@ def _decoder_kinds(decoder: Any) -> set[str]:
     name = type(decoder).__name__
     if name == "Sequence":
         return set(chain.from_iterable(_decoder_kinds(d) for d in decoder.decoders))
+    if name == "SentencePieceDecoder":  # formats.spm_pipeline: ▁ and <0xXX> byte pieces
+        return {"Metaspace", "ByteFallback"}
     if name == "Replace" and decoder.pattern == "\u2581" and decoder.content == " ":
         return {"Metaspace"}
     if name == "Replace" and decoder.is_regex and decoder.pattern == r"\A##" and decoder.content == "":

@@ -13,7 +13,7 @@ from typing import Final
 
 import regex
 
-from .byte_level import CHAR_TO_BYTE
+from .byte_level import proxy_to_bytes
 
 __all__ = [
     "Decoder",
@@ -40,7 +40,11 @@ class Decoder:
 
 
 class ByteLevel(Decoder):
-    """Undo the byte-level alphabet over all tokens at once; invalid UTF-8 -> U+FFFD."""
+    """Undo the byte-level alphabet over all tokens at once; invalid UTF-8 -> U+FFFD.
+
+    As ``tokenizers``: a token with a character outside the alphabet (an added token
+    such as ``" fooĠ"``) keeps its own UTF-8, whole.
+    """
 
     def __init__(self, **options: object) -> None:
         self.options = options
@@ -48,12 +52,8 @@ class ByteLevel(Decoder):
     def decode_chain(self, tokens: list[str]) -> list[str]:
         data = bytearray()
         for t in tokens:
-            for c in t:
-                b = CHAR_TO_BYTE.get(c)
-                if b is None:
-                    data += c.encode("utf-8", "surrogatepass")
-                else:
-                    data.append(b)
+            raw = proxy_to_bytes(t)
+            data += t.encode("utf-8", "surrogatepass") if raw is None else raw
         return [data.decode("utf-8", "replace")]
 
     def to_json(self) -> dict[str, object]:
