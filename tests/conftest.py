@@ -106,6 +106,32 @@ def hf_reference(path: Path):  # type: ignore[no-untyped-def]
     return ref
 
 
+#: Every fixture tokenizer by id: the four embedded encodings, the tokenizer.json
+#: files (``hf/...``) and the SentencePiece models (``spm/...``).
+TOKENIZER_IDS = (
+    *ENCODING_NAMES,
+    *(f"hf/{name}" for name in HF_FILES),
+    "spm/mistral_7b_v1_tokenizer.model",
+    "spm/spm_botchan_en_bpe_1000.model",
+    "spm/spm_botchan_en_unigram_1000.model",
+)
+#: The byte-level ones (every token is raw bytes; decode is byte-local).
+BYTE_LEVEL_IDS = ("o200k_base", "r50k_base", "hf/llama3_tokenizer.json")
+_TOKENIZERS: dict[str, tokstream.Tokenizer] = {}
+
+
+def fixture_tokenizer(tid: str) -> tokstream.Tokenizer:
+    """A tokenizer from ``TOKENIZER_IDS``, loaded once; skips when its file is absent."""
+    if tid not in _TOKENIZERS:
+        if tid.startswith("hf/"):
+            _TOKENIZERS[tid] = tokstream.Tokenizer.from_file(fixture_file(tid))
+        elif tid.startswith("spm/"):
+            _TOKENIZERS[tid] = tokstream.Tokenizer.from_sentencepiece(fixture_file(tid))
+        else:
+            _TOKENIZERS[tid] = tokstream.load(tid)
+    return _TOKENIZERS[tid]
+
+
 @pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
     """The fixture folder; skips when it is absent."""

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from itertools import chain
 from typing import Any, Protocol
 
@@ -55,7 +56,10 @@ import regex
 from ._fastpath import PieceCache, PieceEncoder
 from .byte_level import bytes_to_proxy, proxy_to_bytes
 from .models.bpe import BPE, merges_for_ranks
-from .pre_tokenizers import SpannedPiece, byte_level_regex, located_spans
+from . import normalizers as nz
+from . import pre_tokenizers as pt
+from ._stability import WHITESPACE, SpecialHold, regex_cut, space_cut
+from .pre_tokenizers import RegexSplit, SpannedPiece, byte_level_regex, known_pattern, located_spans
 
 __all__ = ["AddedToken", "Model", "Pipeline", "tokenizer_json"]
 
@@ -145,12 +149,21 @@ class Pipeline:
         self.json_extra = json_extra or {}
         self._added_re = _added_pattern(self.added_tokens)
         self._added_by_group = {f"t{t.id}": t for t in self.added_tokens}
+        # No token can match in text without the first character of some token's
+        # content (lstrip only adds whitespace before it): one C scan skips the
+        # many-alternative regex on most text.
+        firsts = sorted({t.content[0] for t in self.added_tokens if t.content})
+        self._added_first = regex.compile("[" + "".join(map(regex.escape, firsts)) + "]" if firsts else "(?!)")
         self._pieces = PieceCache(model.encode_piece)
         self._fast, self._prefix_space = _fast_encoder(model, pre_tokenizer)
         cut = model.cut_char() if pre_tokenizer is None and isinstance(model, BPE) else None
         self._cut_re = None if cut is None else regex.compile(f"{cut}*[^{cut}]+|{cut}+")
         self._cut = None if self._cut_re is None else self._cut_re.findall
         self._spellings: _Spellings | None = None  # built by the first encode_plain_offsets
+        self._cut_rule: Callable[[str], int] | None = None  # built by the first stream_cut
+        self._holds: dict[frozenset[str], SpecialHold] = {}
+        self._lstrip = any(t.lstrip for t in self.added_tokens)
+        self._single_word = any(t.single_word for t in self.added_tokens)
         id_to_token: dict[int, str] = {i: s for s, i in vocab.items()}
         listed = model.get_vocab() if hasattr(model, "get_vocab") else None
         if isinstance(listed, list):  # Unigram: ids are positions, pieces may repeat
@@ -163,7 +176,7 @@ class Pipeline:
 
     def split_added(self, text: str) -> list[tuple[str, AddedToken | None]]:
         """Cut ``text`` at added tokens: ``(plain_text, None)`` and ``(match, token)``."""
-        if self._added_re is None:
+        if self._added_re is None or self._added_first.search(text) is None:
             return [(text, None)]
         out: list[tuple[str, AddedToken | None]] = []
         pos = 0
@@ -176,16 +189,18 @@ class Pipeline:
             out.append((text[pos:], None))
         return out
 
-    def encode_plain(self, text: str) -> list[int]:
-        """Ids of text that holds no added token."""
+    def encode_plain(self, text: str, *, first: bool = True) -> list[int]:
+        """Ids of text that holds no added token; ``first=False`` for text that
+        continues at a cut from ``stream_cut`` (no start-of-text rules)."""
         if not text:
             return []
         if self.normalizer is not None:
-            text = self.normalizer.normalize(text)
+            normalizer = self.normalizer
+            text = normalizer.normalize(text) if first else normalizer.normalize_continued(text)
             if not text:
                 return []
         if self._fast is not None:
-            if self._prefix_space and not text.startswith(" "):
+            if first and self._prefix_space and not text.startswith(" "):
                 text = " " + text
             return self._fast.encode(text)
         if self.pre_tokenizer is not None:
@@ -193,6 +208,44 @@ class Pipeline:
         else:
             pieces = self._cut(text) if self._cut is not None else [text]
         return list(chain.from_iterable(map(self._pieces.__getitem__, pieces)))
+
+    def open_section(
+        self, text: str, limit: int, allowed: frozenset[str], disallowed: frozenset[str]
+    ) -> tuple[int, int]:
+        """``(start, limit)``: where the last section of ``text[:limit]`` that appended
+        text can still change starts (after the last added token that splits it), and
+        the end of what is final at most (``_stability.SpecialHold``: a literal may
+        be completing). ``start`` is -1 when an added token's word rule
+        (``single_word``, which looks behind) rules streaming out."""
+        if self._single_word:
+            return -1, limit
+        hold = self._holds.get(disallowed)
+        if hold is None:
+            hold = self._holds[disallowed] = SpecialHold([*(t.content for t in self.added_tokens), *disallowed])
+        limit = hold.hold(text, limit)
+        if self._lstrip:  # a later token may take the whitespace before it
+            limit = min(limit, len(text[:limit].rstrip(WHITESPACE)))
+        start = 0
+        if self._added_re is not None and self._added_first.search(text, 0, limit) is not None:
+            by_group = self._added_by_group
+            for m in self._added_re.finditer(text, 0, limit):
+                token = by_group[m.lastgroup or ""]
+                if token.special and token.content not in allowed:
+                    continue  # plain text, as in Tokenizer._encode_pipeline
+                if token.rstrip and m.end() == limit:  # more whitespace may follow
+                    limit = m.start()
+                    break
+                start = m.end()
+        return start, limit
+
+    def stream_cut(self, text: str) -> int:
+        """The largest cut (``_stability``) of ``text``, which holds no added token:
+        ``encode_plain(text + s)`` is ``encode_plain(text[:b])`` followed by
+        ``encode_plain(text[b:] + s, first=False)`` for every ``s``. 0 when the
+        pipeline's shape has no proven rule."""
+        if self._cut_rule is None:
+            self._cut_rule = _cut_rule(self)
+        return self._cut_rule(text)
 
     def encode_plain_offsets(self, text: str, start: int = 0) -> tuple[list[int], Spans]:
         """``encode_plain(text)`` and each token's ``(start, end)`` in code points of
@@ -406,6 +459,56 @@ def tokenizer_json(
         "decoder": decoder,
         "model": model,
     }
+
+
+def _no_cut(text: str) -> int:
+    return 0
+
+
+def _cut_rule(pipeline: Pipeline) -> Callable[[str], int]:
+    """The ``_stability`` rule that fits ``pipeline``'s shape, else ``_no_cut``."""
+    fast = pipeline._fast
+    if fast is not None:
+        split = fast.pre
+        if pipeline.normalizer is None and isinstance(split, RegexSplit) and known_pattern(split.pattern):
+            return partial(regex_cut, split.split_exact, last_space_apart=pt.splits_last_space_apart(split.pattern))
+        return _no_cut
+    if not _space_normalizer(pipeline.normalizer):
+        return _no_cut
+    pre = pipeline.pre_tokenizer
+    if pre is None:
+        # The ▁-run cut: only when the normalizer turns a space into the cut character.
+        if pipeline._cut is None or pipeline.normalizer is None:
+            return _no_cut
+        cut = pipeline._cut_re.pattern[0] if pipeline._cut_re is not None else ""
+        return space_cut if pipeline.normalizer.normalize_continued(" ") == cut else _no_cut
+    if getattr(pre, "cuts_before_space_runs", False):  # formats.spm_pipeline._SpaceRunCut
+        return space_cut
+    if isinstance(pre, pt.Metaspace) and pre.split:
+        return space_cut
+    if isinstance(pre, (pt.BertPreTokenizer, pt.WhitespaceSplit, pt.Whitespace)):
+        return space_cut
+    return _no_cut
+
+
+def _space_normalizer(normalizer: Any) -> bool:
+    """Whether ``normalizer`` maps a printable ASCII character and a space each to
+    themselves (or to one fixed character), one character at a time, with rules that
+    act only on runs of spaces or at the ends (``_stability``, space_cut)."""
+    if normalizer is None:
+        return True
+    if isinstance(normalizer, nz.Sequence):
+        return all(map(_space_normalizer, normalizer.normalizers))
+    if isinstance(normalizer, nz.Replace):
+        return normalizer.pattern == " " or (normalizer.is_regex and normalizer.pattern in (" {2,}", " +"))
+    if isinstance(normalizer, nz.Precompiled):
+        return normalizer._table.get(" ", " ") == " "
+    if hasattr(normalizer, "space_cut_ok"):  # formats.spm_pipeline.SentencePieceNormalizer
+        return bool(normalizer.space_cut_ok())
+    return isinstance(
+        normalizer,
+        (nz.Prepend, nz.Strip, nz.Lowercase, nz.BertNormalizer, nz.StripAccents, nz.NFC, nz.NFD, nz.NFKC, nz.NFKD),
+    )
 
 
 def _fast_encoder(model: Any, pre_tokenizer: Any) -> tuple[PieceEncoder | None, bool]:

@@ -601,6 +601,11 @@ class Normalizer(ABC):
     def normalize(self, text: str) -> str:
         """Return the normalized ``text`` (the fast path: no alignment)."""
 
+    def normalize_continued(self, text: str) -> str:
+        """``normalize`` for text that continues a cut (``_stability``): rules that
+        apply only at the start of a text (Prepend, a left Strip) are left out."""
+        return self.normalize(text)
+
     @abstractmethod
     def normalize_aligned(self, text: str) -> tuple[str, Spans]:
         """Return ``(out, spans)``: ``out == normalize(text)``, and ``spans[i]`` is the
@@ -1139,6 +1144,19 @@ class Precompiled(Normalizer):
                         first.add(char)
         return first
 
+    def space_inside_key(self) -> bool:
+        """Whether some key holds a space (byte 0x20) after its first byte.
+
+        Cost: one numpy pass over the trie's edges (the parent of every edge labelled
+        0x20 is compared with the root; unreachable units only make it cautious).
+        """
+        if not self._charsmap:
+            return False
+        parents, index = self._children_index
+        units = np.asarray(self._units, dtype=np.uint32)
+        labels = units[index] & np.uint32(_LABEL_MASK)
+        return bool(np.any(parents[labels == 0x20] != self._root))
+
     def _next_chars(self, node: int) -> tuple[set[str], bool]:
         """The whole characters that continue some key from ``node``, and whether a key
         ends inside one of them (an "odd" key, as in ``_walk_first_chars``)."""
@@ -1320,6 +1338,9 @@ class Prepend(Normalizer):
     def normalize(self, text: str) -> str:
         return self.prepend + text if text else text
 
+    def normalize_continued(self, text: str) -> str:
+        return text
+
     def normalize_aligned(self, text: str) -> tuple[str, Spans]:
         if not text:
             return text, []
@@ -1469,6 +1490,9 @@ class Strip(Normalizer):
             text = text.rstrip(_WHITE_SPACE)
         return text
 
+    def normalize_continued(self, text: str) -> str:
+        return text.rstrip(_WHITE_SPACE) if self.strip_right else text
+
     def normalize_aligned(self, text: str) -> tuple[str, Spans]:
         start = len(text) - len(text.lstrip(_WHITE_SPACE)) if self.strip_left else 0
         end = len(text.rstrip(_WHITE_SPACE)) if self.strip_right else len(text)
@@ -1559,6 +1583,11 @@ class Sequence(Normalizer):
     def normalize(self, text: str) -> str:
         for n in self.normalizers:
             text = n.normalize(text)
+        return text
+
+    def normalize_continued(self, text: str) -> str:
+        for n in self.normalizers:
+            text = n.normalize_continued(text)
         return text
 
     def normalize_aligned(self, text: str) -> tuple[str, Spans]:

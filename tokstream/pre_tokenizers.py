@@ -119,6 +119,20 @@ _BYTE_LEVEL_PATTERN: Final = (
 # unmatched text as pieces; for these there is none).
 _SPACE_SAFE: Final = frozenset({_GPT2, _CL100K, _O200K, _LLAMA3, _BYTE_LEVEL_PATTERN})
 
+
+
+def splits_last_space_apart(pattern: str) -> bool:
+    """Whether ``pattern`` is GPT-2's (``\\s+(?!\\S)|\\s``: a whitespace run before a
+    word is one piece and its last character; ``_stability.regex_cut``)."""
+    return pattern in (_GPT2, _BYTE_LEVEL_PATTERN)
+
+
+def known_pattern(pattern: str) -> bool:
+    """Whether ``pattern`` is one of the named patterns whose stability rule
+    ``_stability.regex_cut`` was derived for (and tested on)."""
+    return pattern in _SPACE_SAFE
+
+
 _A_L, _A_N = "A-Za-z", "0-9"
 # Exact translations of the named patterns for ASCII-only input (see module notes).
 _ASCII_EQUIVALENT: Final[dict[str, str]] = {
@@ -259,6 +273,11 @@ class RegexSplit:
     def split(self, text: str) -> list[str]:
         """Return the pieces of ``text``."""
         return self.findall(text)
+
+    def split_exact(self, text: str) -> list[str]:
+        """The pieces of ``text`` as tiktoken / ``tokenizers`` cut it (Unicode 16.0
+        classes where they differ from ``regex``'s), as the encoders use them."""
+        return self.findall_unicode16(text) if self.needs_unicode16(text) else self.findall(text)
 
     def cut(self, text: str) -> list[str]:
         """Cut ``text`` at piece boundaries that no context can move (see module notes).

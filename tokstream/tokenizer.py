@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import struct
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
@@ -22,7 +23,10 @@ from .byte_level import bytes_to_proxy, proxy_to_bytes
 from .errors import InvalidTokenIdError, TokstreamError
 from .models.bpe import BytePairEncoder
 from .pre_tokenizers import RegexSplit
+from ._stability import SpecialHold, regex_cut
+from .pre_tokenizers import known_pattern, splits_last_space_apart
 from .specials import SpecialPolicy, SpecialSet, resolve_policy
+from .specials import _matcher as _special_matcher
 
 if TYPE_CHECKING:
     from os import PathLike
@@ -68,6 +72,7 @@ class Tokenizer:
         self._source: tuple[Any, ...] | None = None
         self._fingerprint: str | None = None
         self._pipeline: Pipeline | None = None
+        self._holds: dict[frozenset[str], SpecialHold] = {}
 
         n_vocab = max([*ranks.values(), *self._special_tokens.values()], default=-1) + 1
         table: list[bytes | None] = [None] * n_vocab
@@ -88,6 +93,8 @@ class Tokenizer:
         self._n_vocab = n_vocab
 
         self._fast = PieceEncoder(self._pre, self._model.encode_piece, ranks)
+        self._known_pattern = known_pattern(self._pre.pattern)
+        self._last_space_apart = splits_last_space_apart(self._pre.pattern)
 
     # ------------------------------------------------------------------ loading
 
@@ -130,6 +137,8 @@ class Tokenizer:
         tok._special_ids = frozenset(tok._special_tokens.values())
         tok._source = None
         tok._fingerprint = None
+        tok._holds = {}
+        tok._known_pattern = tok._last_space_apart = False
         ids = [*pipeline.vocab.values(), *(t.id for t in pipeline.added_tokens)]
         tok._n_vocab = max(ids, default=-1) + 1
         tok._table = pipeline.token_bytes_table(tok._n_vocab)
@@ -356,9 +365,10 @@ class Tokenizer:
             return self._encode_pipeline(text, frozenset())
         return self._fast.encode(text)
 
-    def _encode_pipeline(self, text: str, allowed: frozenset[str]) -> list[int]:
+    def _encode_pipeline(self, text: str, allowed: frozenset[str], first: bool = True) -> list[int]:
         """Added tokens split first; a special that is not allowed is plain text, and
-        neighbouring plain text is encoded as one run."""
+        neighbouring plain text is encoded as one run. ``first=False``: ``text``
+        continues a cut (``stable_boundary``), so its opening run has no start rules."""
         pipeline = self._pipeline
         assert pipeline is not None  # only called in pipeline mode
         out: list[int] = []
@@ -368,12 +378,94 @@ class Tokenizer:
                 plain += piece
                 continue
             if plain:
-                out += pipeline.encode_plain(plain)
+                out += pipeline.encode_plain(plain, first=first)
                 plain = ""
+            first = True
             out.append(token.id)
         if plain:
-            out += pipeline.encode_plain(plain)
+            out += pipeline.encode_plain(plain, first=first)
         return out
+
+    # ---------------------------------------------------------------- stability
+
+    def stable_boundary(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialSet = "all",
+    ) -> int:
+        """The largest offset ``b`` this tokenizer's rules prove final: for every
+        string ``s``, ``encode(text[:b])`` is a prefix of ``encode(text + s)`` (same
+        special-token options; they raise as ``encode`` does).
+
+        It comes from the pre-tokenizer's and the model's own rules (module
+        ``_stability``), never from trial encodings, so it is sound; it is tight for
+        the named regex patterns and cuts before runs of spaces for SentencePiece,
+        Mistral and BERT pipelines. Text that may still complete a special token's
+        literal, a trailing whitespace run and a lone surrogate are never passed.
+
+        >>> tok = __import__("tokstream").load("cl100k_base")
+        >>> text = "Hello world, how are"
+        >>> b = tok.stable_boundary(text)
+        >>> text[:b], text[b:]
+        ('Hello world, how', ' are')
+        """
+        _check_text(text)
+        policy = resolve_policy(self._special_tokens, allowed_special, disallowed_special)
+        policy.check(text)
+        return self._stream_cut(text, policy, first=True)[0]
+
+    def _stream_cut(self, text: str, policy: SpecialPolicy, *, first: bool) -> tuple[int, bool]:
+        """``(b, new_section)``: a cut of ``text`` (``stable_boundary``), and whether
+        ``text[b:]`` opens a new section (after a token: start rules apply) rather
+        than continuing one. ``first``: whether ``text`` itself opens a section."""
+        limit = len(text)
+        m = _SURROGATE.search(text)
+        if m is not None:  # a pair may still form; encode replaces lone ones
+            limit = m.start()
+        pipeline = self._pipeline
+        if pipeline is None:
+            limit = self._special_hold(policy).hold(text, limit)
+            start = 0
+            if policy.allowed:
+                for special_match in _special_matcher(policy.allowed).finditer(text, 0, limit):
+                    start = special_match.end()
+            cut = (
+                regex_cut(self._pre.split_exact, text[start:limit], last_space_apart=self._last_space_apart)
+                if self._known_pattern
+                else 0
+            )
+        else:
+            start, limit = pipeline.open_section(text, limit, policy.allowed, policy.disallowed)
+            if start < 0:  # this pipeline's added tokens have no streaming rule
+                return 0, first
+            cut = pipeline.stream_cut(text[start:limit]) if start < limit else 0
+        if cut > 0:
+            return start + cut, False
+        if start > 0:
+            return start, True
+        return 0, first
+
+    def _special_hold(self, policy: SpecialPolicy) -> SpecialHold:
+        key = policy.allowed | policy.disallowed
+        hold = self._holds.get(key)
+        if hold is None:
+            hold = self._holds[key] = SpecialHold(key)
+        return hold
+
+    def _encode_part(self, text: str, policy: SpecialPolicy, *, first: bool) -> list[int]:
+        """``encode`` of ``text`` that starts at a cut: ``first`` as ``_stream_cut``
+        returned it. Lone surrogates are replaced as ``encode`` does."""
+        if self._pipeline is None or first:
+            try:
+                return self._encode_checked(text, policy)
+            except UnicodeEncodeError:
+                return self._encode_checked(_replace_surrogates(text), policy)
+        try:
+            return self._encode_pipeline(text, policy.allowed, first=False)
+        except UnicodeEncodeError:
+            return self._encode_pipeline(_replace_surrogates(text), policy.allowed, first=False)
 
     # ----------------------------------------------------------------- decoding
 
@@ -530,6 +622,9 @@ def _rank_fingerprint(ranks: Mapping[bytes, int], pattern: str, specials: Mappin
     for text, sid in sorted(specials.items()):
         h.update(struct.pack("<Q", sid) + text.encode("utf-8", "surrogatepass") + b"\0")
     return h.hexdigest()
+
+
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 def _check_text(text: object) -> None:

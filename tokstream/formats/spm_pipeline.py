@@ -151,6 +151,7 @@ class SentencePieceNormalizer:
         self.suffix = treat_whitespace_as_suffix
         self.rule_name = rule_name
         self._ws = _SPACE if escape_whitespaces else " "
+        self._space_ok: bool | None = None
         pre = self._pre = Precompiled(self.precompiled_charsmap)
         # Characters that can follow a key-starting character inside a longer key.
         followers: set[str] = set()
@@ -376,15 +377,42 @@ class SentencePieceNormalizer:
         pieces, spans = self._piece_spans(text)
         return self._assemble_spans(pieces, spans, len(text))
 
-    def _finish(self, s: str, text: str) -> str:
+    def normalize_continued(self, text: str) -> str:
+        """``normalize`` for text that continues a cut after a non-space
+        (``_stability``): no dummy prefix, and a leading run of spaces is kept as one
+        space instead of being stripped. Only for a normalizer with ``space_cut_ok``."""
+        if not self.space_cut_ok():
+            raise TokstreamError("this SentencePiece normalizer cannot continue a cut")
+        return self._finish(self._apply(text), text, first=False) if text else ""
+
+    def space_cut_ok(self) -> bool:
+        """Whether a space after a printable ASCII character always starts a fresh
+        normalization step that maps it to a space (``_stability.space_cut``): no
+        charsmap key or user-defined symbol holds a space after its first character,
+        the space maps to itself, and the exact byte-by-byte path is not needed."""
+        if self._space_ok is None:
+            pre = self._pre
+            self._space_ok = (
+                not self.suffix
+                and not self._bytewise
+                and self.escape_whitespaces
+                and pre._table.get(" ", " ") == " "
+                and not pre.space_inside_key()
+                and not any(" " in u[1:] for u in self.user_defined)
+            )
+        return self._space_ok
+
+    def _finish(self, s: str, text: str, *, first: bool = True) -> str:
         """The whitespace rules on the joined pieces ``s`` of ``text`` (no piece holds
-        two spaces in a row): a space survives only after a non-space."""
+        two spaces in a row): a space survives only after a non-space. A continued
+        text (``first=False``) follows a non-space: no dummy prefix, and its leading
+        spaces stay as one."""
         ws = self._ws
-        dummy = self.add_dummy_prefix
+        dummy = self.add_dummy_prefix and first
         if self.remove_extra_whitespaces:
             if "  " in s:
                 s = _SPACE_RUNS.sub(" ", s)
-            s = s.strip(" ")
+            s = s.strip(" ") if first else s.rstrip(" ")
             if not s:
                 # normalizer.cc returns "" early only when every piece is one space.
                 if self.suffix and dummy and any(p != " " for p in self._pieces(text)):
@@ -444,6 +472,9 @@ class _SpaceRunCut:
     of unknowns either, so the model gives the same ids on the parts as on the whole
     text, and each part (a word) is cached.
     """
+
+    #: ``_pipeline`` may cut streamed text before a run of spaces (``_stability``).
+    cuts_before_space_runs = True
 
     def pre_tokenize(self, pieces: list[str]) -> list[str]:
         out: list[str] = []

@@ -1,0 +1,158 @@
+"""Where appended text can no longer change the ids: the rules behind
+``Tokenizer.stable_boundary`` (DESIGN.md, "One stability function").
+
+A *cut* in a text is an offset ``b`` such that, for every string ``s``, the ids of
+``text + s`` are the ids of ``text[:b]`` followed by the ids of ``text[b:] + s``
+encoded as a continuation (no start-of-text rule such as a dummy prefix applies to
+it). Each function here returns the largest cut its rule can prove, from the
+pre-tokenizer's and the model's own rules; none of them runs a trial encoding. 0 is
+always a cut, so an unknown shape is sound, only not eager.
+
+Regex pre-tokenizers (tiktoken, GPT-2, Llama 3): ``regex_cut``. The known patterns
+(``pre_tokenizers.PATTERNS``) are alternations of greedy runs (letters, digits,
+punctuation, whitespace) with a one-character lookahead (``\\s+(?!\\S)``), bounded
+contractions (``'s`` .. ``'ll``, at most 3 characters) and ``\\s*[\\r\\n]+``, whose
+``\\s*`` reads to the end of a whitespace run. So a piece is final when the text
+goes on past it: it is not the last piece, it does not reach into the trailing
+whitespace run, and no apostrophe in the last two characters can still start a
+contraction (``'``, ``'r``, ``'v``, ``'l`` at the end; then the piece before the apostrophe, which a contraction suffix may
+join, is not final either). And a cut never follows whitespace: at the end of
+``text[:b]`` a run of it splits otherwise (``\\s+(?!\\S)`` keeps it whole there, but
+gives its last character to the next word). Cost: a ``split`` of the tail from the
+last space that follows a word, O(tail).
+
+``▁`` and whitespace pipelines (SentencePiece, Mistral, BERT): ``space_cut``. Their
+pieces start at a space that follows another character (``_SpaceRunCut``,
+``Metaspace(split=True)``, BERT's whitespace split), and their normalizers map a
+printable ASCII character and a space each to themselves, one character at a time.
+So the start of the last run of spaces that follows printable ASCII is a cut: the
+run (which normalizers may collapse or strip) and everything after it lie on one
+side. Text without such a place (Japanese) has no cut before its end. Cost: one
+``rfind`` per run of spaces looked at.
+
+Added and special tokens (``special_hold``): text that may still complete a literal
+is held back, so a literal split across chunks is seen whole.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Callable, Iterable
+
+#: Every character that is whitespace to ``str.isspace`` or to regex ``\s`` /
+#: Unicode White_Space (Rust's and Oniguruma's ``\s``): the union, so a trailing
+#: whitespace run is never underestimated (tests check it against both).
+WHITESPACE = (
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680"
+    "\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000"
+)
+
+#: Whitespace that every regex engine involved counts as ``\s``.
+_PLAIN_SPACE = " \t\n\r"
+#: A contraction (``'re``) is at most this many characters, apostrophe included.
+_CONTRACTION = 3
+#: Endings that a longer contraction (``'s 't 're 've 'm 'll 'd``, any case) extends.
+_OPEN_CONTRACTIONS = frozenset({"'", "'r", "'v", "'l"})
+
+
+def regex_cut(split: Callable[[str], list[str]], text: str, *, last_space_apart: bool = False) -> int:
+    """The largest cut of ``text`` under a known regex pattern (module notes);
+    ``last_space_apart`` for GPT-2's pattern (see the comment below).
+
+    ``split`` must return pieces that concatenate to ``text`` (the named patterns
+    match every character); otherwise nothing is provably final and 0 is returned.
+    Only a tail is split: the known patterns start a piece at every space that
+    follows a non-space (``pre_tokenizers._SPACE_SAFE``), and the last such space
+    with more than whitespace after it is itself a cut, so the largest cut lies in
+    the tail from there and the split of that tail agrees with the whole text's.
+    """
+    base = _resync(text)
+    pieces = split(text[base:] if base else text)
+    starts: list[int] = []
+    pos = base
+    for p in pieces:
+        starts.append(pos)
+        pos += len(p)
+    if pos != len(text) or not starts:
+        return 0
+    limit = min(starts[-1], len(text.rstrip(WHITESPACE)))
+    apostrophe = text.find("'", max(0, len(text) - _CONTRACTION + 1))
+    if apostrophe >= 0 and text[apostrophe:].lower() in _OPEN_CONTRACTIONS:
+        # The piece holding the character before the apostrophe may take a
+        # contraction suffix (o200k); the apostrophe's own piece may become one.
+        held = starts[bisect_right(starts, apostrophe - 1) - 1] if apostrophe > starts[0] else 0
+        limit = min(limit, held)
+    # A cut right after whitespace would leave the run at the end of text[:b], where
+    # ``\s+(?!\S)`` and ``\s++$`` split it otherwise than before the next word. With
+    # GPT-2's pattern (``last_space_apart``) a run before a word is exactly its
+    # whole-run piece and its last character, so a cut before that character holds.
+    k = bisect_right(starts, limit) - 1
+    while k > 0 and text[starts[k] - 1] in WHITESPACE:
+        if last_space_apart and text[starts[k] - 1] in _PLAIN_SPACE and text[starts[k]] in _PLAIN_SPACE:
+            break
+        k -= 1
+    return starts[k] if k >= 0 else 0
+
+
+def _resync(text: str) -> int:
+    """The last space that follows a non-space and has a non-space somewhere after
+    it (0 when there is none); cost O(length of the tail looked at)."""
+    end = len(text.rstrip(WHITESPACE))
+    j = end
+    while True:
+        j = text.rfind(" ", 0, j)
+        if j <= 0:
+            return 0
+        if text[j - 1] not in WHITESPACE:
+            return j
+
+
+def space_cut(text: str) -> int:
+    """The start of the last run of spaces (U+0020) that follows a printable ASCII
+    character other than a space; 0 when there is none (module notes)."""
+    end = len(text)
+    while True:
+        j = text.rfind(" ", 0, end)
+        if j <= 0:
+            return 0
+        while j > 0 and text[j - 1] == " ":
+            j -= 1
+        if j > 0 and "!" <= text[j - 1] <= "~":
+            return j
+        end = j
+
+
+class SpecialHold:
+    """Where a literal (of an added or special token) might still be completing.
+
+    ``hold(text, end)`` is the start of the longest suffix of ``text[:end]`` that is
+    a proper prefix of a literal, or ``end``. Cost: a ``str.find`` for each
+    character that starts a literal within the last (longest literal - 1)
+    characters, then one set lookup per place found.
+    """
+
+    __slots__ = ("_firsts", "_longest", "_prefixes")
+
+    def __init__(self, literals: Iterable[str]) -> None:
+        prefixes: set[str] = set()
+        longest = 0
+        for lit in literals:
+            longest = max(longest, len(lit))
+            prefixes.update(lit[:k] for k in range(1, len(lit)))
+        self._prefixes = frozenset(prefixes)
+        self._longest = longest
+        self._firsts = "".join(sorted({p[0] for p in prefixes}))
+
+    def hold(self, text: str, end: int) -> int:
+        lo = max(0, end - self._longest + 1)
+        best = end
+        prefixes = self._prefixes
+        for c in self._firsts:
+            j = text.find(c, lo, end)
+            while 0 <= j < best:
+                if text[j:end] in prefixes:
+                    best = j
+                    break
+                j = text.find(c, j + 1, end)
+        return best
