@@ -21,6 +21,7 @@ from .errors import (
     UnknownTokenizerError,
 )
 from .tokenizer import Tokenizer
+from .stream import StreamDecoder, StreamEncoder, adecode, aencode
 from . import metrics
 from .train.bpe import train_bpe
 from .train.counting import count_pretokens
@@ -38,6 +39,10 @@ __all__ = [
     "train_wordpiece",
     "train_unigram",
     "metrics",
+    "StreamDecoder",
+    "StreamEncoder",
+    "adecode",
+    "aencode",
     "extend",
     "extension_report",
     "ExtensionReport",
