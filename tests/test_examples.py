@@ -21,3 +21,13 @@ def test_distributed_counting_trains_the_same_tokenizer() -> None:
     script = next(p for p in EXAMPLES if p.name == "distributed_counting.py")
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=True).stdout
     assert "same as training on the texts: True" in out
+
+
+def test_readme_examples() -> None:
+    """The ``>>>`` examples in README.md run as shown."""
+    import doctest
+
+    readme = Path(__file__).resolve().parents[1] / "README.md"
+    result = doctest.testfile(str(readme), module_relative=False, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0
+    assert result.failed == 0
