@@ -61,11 +61,22 @@ def extend(tok: Tokenizer, tokens: Iterable[str], *, special: bool = False) -> T
     # Ids are assigned as tokenizers assigns them on load (hf_json._AddedIds), so the
     # file we would save gives the same ids there; check that no old id moved.
     out = tokenizer_from_json(json.dumps(obj, ensure_ascii=False), source=f"{tok.name}+added.json")
+    assert out._pipeline is not None
+    # An added token that lands on an old id whose bytes are not its text (its content
+    # spells a vocabulary token: "é" is byte 0xE9 in byte-level vocabularies) would make
+    # text encode to that id, which decodes to other bytes.
+    ids = {a.content: a.id for a in out._pipeline.added_tokens}
+    clashes = {
+        ids[t]: t
+        for t in new
+        if ids.get(t, tok.n_vocab) < tok.n_vocab and out._table[ids[t]] != t.encode("utf-8")
+    }
     for i in range(tok.n_vocab):
-        if tok._table[i] != out._table[i]:
+        if tok._table[i] != out._table[i] or i in clashes:
+            now = f"the added token {clashes[i]!r}" if i in clashes else repr(out._table[i])
             raise TokstreamError(
                 f"extending {tok.name!r} would change token id {i} ({tok._table[i]!r} -> "
-                f"{out._table[i]!r}): tokenizers' id rules for added tokens clash with this vocabulary"
+                f"{now}): tokenizers' id rules for added tokens clash with this vocabulary"
             )
     return out
 
