@@ -53,13 +53,19 @@ from typing import Any, Protocol
 
 import regex
 
-from ._fastpath import PieceCache, PieceEncoder
-from .byte_level import bytes_to_proxy, proxy_to_bytes
-from .models.bpe import BPE, merges_for_ranks
 from . import normalizers as nz
 from . import pre_tokenizers as pt
-from ._stability import WHITESPACE, SpecialHold, regex_cut, space_cut
-from .pre_tokenizers import RegexSplit, SpannedPiece, byte_level_regex, known_pattern, located_spans
+from ._fastpath import PieceCache, PieceEncoder
+from ._stability import ASCII_WHITESPACE, WHITESPACE, SpecialHold, regex_cut, space_cut
+from .byte_level import bytes_to_proxy, proxy_to_bytes
+from .models.bpe import BPE, merges_for_ranks
+from .pre_tokenizers import (
+    RegexSplit,
+    SpannedPiece,
+    byte_level_regex,
+    known_pattern,
+    located_spans,
+)
 
 __all__ = ["AddedToken", "Model", "Pipeline", "tokenizer_json"]
 
@@ -204,7 +210,8 @@ class Pipeline:
                 text = " " + text
             return self._fast.encode(text)
         if self.pre_tokenizer is not None:
-            pieces = self.pre_tokenizer.pre_tokenize([text])
+            pre = self.pre_tokenizer
+            pieces = pre.pre_tokenize([text]) if first else pre.pre_tokenize_continued([text])
         else:
             pieces = self._cut(text) if self._cut is not None else [text]
         return list(chain.from_iterable(map(self._pieces.__getitem__, pieces)))
@@ -476,19 +483,45 @@ def _cut_rule(pipeline: Pipeline) -> Callable[[str], int]:
     if not _space_normalizer(pipeline.normalizer):
         return _no_cut
     pre = pipeline.pre_tokenizer
+    if isinstance(pre, (pt.BertPreTokenizer, pt.WhitespaceSplit, pt.Whitespace)):
+        return partial(space_cut, hard=ASCII_WHITESPACE)  # every whitespace character splits
     if pre is None:
         # The ▁-run cut: only when the normalizer turns a space into the cut character.
         if pipeline._cut is None or pipeline.normalizer is None:
             return _no_cut
         cut = pipeline._cut_re.pattern[0] if pipeline._cut_re is not None else ""
-        return space_cut if pipeline.normalizer.normalize_continued(" ") == cut else _no_cut
-    if getattr(pre, "cuts_before_space_runs", False):  # formats.spm_pipeline._SpaceRunCut
-        return space_cut
-    if isinstance(pre, pt.Metaspace) and pre.split:
-        return space_cut
-    if isinstance(pre, (pt.BertPreTokenizer, pt.WhitespaceSplit, pt.Whitespace)):
-        return space_cut
-    return _no_cut
+        if pipeline.normalizer.normalize_continued(" ") != cut:
+            return _no_cut
+    elif not (getattr(pre, "cuts_before_space_runs", False) or (isinstance(pre, pt.Metaspace) and pre.split)):
+        return _no_cut  # neither formats.spm_pipeline._SpaceRunCut nor a splitting Metaspace
+    hard, left = _isolated_whitespace(pipeline)
+    return partial(space_cut, hard=" " + hard, left=left) if hard else space_cut
+
+
+def _isolated_whitespace(pipeline: Pipeline) -> tuple[str, str]:
+    """``(hard, left)``: the ASCII whitespace characters besides the space that no
+    normalizer rule touches and no vocabulary piece holds with another character, and
+    the printable ASCII characters that are pieces of their own.
+
+    A model never joins an isolated character to a neighbour (no merge or lattice
+    path holds both), so text can be cut before a run of them that follows one of
+    ``left`` (a known piece, so no run of unknowns spans the cut either).
+    Cost: one pass over the vocabulary, once per pipeline.
+    """
+    vocab = pipeline.vocab
+    left = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) in vocab)
+    normalizer = pipeline.normalizer
+    touched = getattr(normalizer, "touches_ascii", None) if normalizer is not None else None
+    hard = ""
+    for c in "\n\t\r":
+        if touched is not None and touched(c):
+            continue
+        if normalizer is not None and touched is None and normalizer.normalize_continued("a" + c + "a") != "a" + c + "a":
+            continue
+        if any(c in piece and len(piece) > 1 for piece in vocab):
+            continue
+        hard += c
+    return hard, left
 
 
 def _space_normalizer(normalizer: Any) -> bool:

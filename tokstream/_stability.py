@@ -27,7 +27,11 @@ pieces start at a space that follows another character (``_SpaceRunCut``,
 printable ASCII character and a space each to themselves, one character at a time.
 So the start of the last run of spaces that follows printable ASCII is a cut: the
 run (which normalizers may collapse or strip) and everything after it lie on one
-side. Text without such a place (Japanese) has no cut before its end. Cost: one
+side. BERT's pre-tokenizer splits at any whitespace, so any ASCII whitespace run
+counts there; and a newline, tab or carriage return that no normalizer rule touches
+and no vocabulary piece holds with another character counts too (a model never joins
+it to a neighbour: Mistral's and botchan's newlines). Text without such a place
+(Japanese) has no cut before its end. Cost: one
 ``rfind`` per run of spaces looked at.
 
 Added and special tokens (``special_hold``): text that may still complete a literal
@@ -48,6 +52,11 @@ WHITESPACE = (
     "\u2028\u2029\u202f\u205f\u3000"
 )
 
+#: The printable ASCII characters other than a space.
+_PRINTABLE_ASCII = "".join(map(chr, range(0x21, 0x7F)))
+#: ASCII whitespace that BERT's and the whitespace pre-tokenizers split at (BERT's
+#: normalizer deletes \x0b and \x0c as control characters, joining their neighbours).
+ASCII_WHITESPACE = " \t\n\r"
 #: Whitespace that every regex engine involved counts as ``\s``.
 _PLAIN_SPACE = " \t\n\r"
 #: A contraction (``'re``) is at most this many characters, apostrophe included.
@@ -108,17 +117,18 @@ def _resync(text: str) -> int:
             return j
 
 
-def space_cut(text: str) -> int:
-    """The start of the last run of spaces (U+0020) that follows a printable ASCII
-    character other than a space; 0 when there is none (module notes)."""
+def space_cut(text: str, *, hard: str = " ", left: str = _PRINTABLE_ASCII) -> int:
+    """The start of the last run of ``hard`` characters (spaces, by default) that
+    follows one of ``left`` (printable ASCII other than a space); 0 when there is
+    none (module notes)."""
     end = len(text)
     while True:
-        j = text.rfind(" ", 0, end)
+        j = max(text.rfind(c, 0, end) for c in hard) if len(hard) > 1 else text.rfind(hard, 0, end)
         if j <= 0:
             return 0
-        while j > 0 and text[j - 1] == " ":
+        while j > 0 and text[j - 1] in hard:
             j -= 1
-        if j > 0 and "!" <= text[j - 1] <= "~":
+        if j > 0 and text[j - 1] in left:
             return j
         end = j
 

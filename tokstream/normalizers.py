@@ -1144,18 +1144,18 @@ class Precompiled(Normalizer):
                         first.add(char)
         return first
 
-    def space_inside_key(self) -> bool:
-        """Whether some key holds a space (byte 0x20) after its first byte.
+    def space_inside_key(self, byte: int = 0x20) -> bool:
+        """Whether some key holds ``byte`` (a space by default) after its first byte.
 
         Cost: one numpy pass over the trie's edges (the parent of every edge labelled
-        0x20 is compared with the root; unreachable units only make it cautious).
+        ``byte`` is compared with the root; unreachable units only make it cautious).
         """
         if not self._charsmap:
             return False
         parents, index = self._children_index
         units = np.asarray(self._units, dtype=np.uint32)
         labels = units[index] & np.uint32(_LABEL_MASK)
-        return bool(np.any(parents[labels == 0x20] != self._root))
+        return bool(np.any(parents[labels == byte] != self._root))
 
     def _next_chars(self, node: int) -> tuple[set[str], bool]:
         """The whole characters that continue some key from ``node``, and whether a key

@@ -338,6 +338,11 @@ class PreTokenizer:
     def pre_tokenize(self, pieces: list[str]) -> list[str]:
         raise NotImplementedError
 
+    def pre_tokenize_continued(self, pieces: list[str]) -> list[str]:
+        """``pre_tokenize`` for text that continues a cut (``_stability``): the first
+        piece does not start the text, so nothing is prepended to it."""
+        return self.pre_tokenize(pieces)
+
     def pre_tokenize_spans(self, pieces: list[SpannedPiece]) -> list[SpannedPiece]:
         """``pre_tokenize`` with spans; by default ``located_spans`` (exact for a
         pre-tokenizer that only cuts text)."""
@@ -543,14 +548,16 @@ class Metaspace(PreTokenizer):
             raise ValueError(f"unknown prepend_scheme {prepend_scheme!r}")
         self.replacement, self.prepend_scheme, self.split = replacement, prepend_scheme, split
 
-    def pre_tokenize(self, pieces: list[str], *, first: bool = True) -> list[str]:
+    def pre_tokenize(self, pieces: list[str], *, first: bool = True, continued: bool = False) -> list[str]:
         out: list[str] = []
         rep = self.replacement
         for i, p in enumerate(pieces):
             if not p:
                 continue
             p = p.replace(" ", rep)
-            prepend = self.prepend_scheme == "always" or (self.prepend_scheme == "first" and first and i == 0)
+            prepend = (self.prepend_scheme == "always" and not (continued and i == 0)) or (
+                self.prepend_scheme == "first" and first and not continued and i == 0
+            )
             if prepend and not p.startswith(rep):
                 p = rep + p
             if self.split:
@@ -559,6 +566,9 @@ class Metaspace(PreTokenizer):
             elif p:
                 out.append(p)
         return out
+
+    def pre_tokenize_continued(self, pieces: list[str]) -> list[str]:
+        return self.pre_tokenize(pieces, continued=True)
 
     def pre_tokenize_spans(self, pieces: list[SpannedPiece], *, first: bool = True) -> list[SpannedPiece]:
         out: list[SpannedPiece] = []
@@ -756,6 +766,11 @@ class Sequence(PreTokenizer):
     def pre_tokenize(self, pieces: list[str]) -> list[str]:
         for p in self.pretokenizers:
             pieces = p.pre_tokenize(pieces)
+        return pieces
+
+    def pre_tokenize_continued(self, pieces: list[str]) -> list[str]:
+        for p in self.pretokenizers:
+            pieces = p.pre_tokenize_continued(pieces)
         return pieces
 
     def pre_tokenize_spans(self, pieces: list[SpannedPiece]) -> list[SpannedPiece]:

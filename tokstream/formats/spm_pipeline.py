@@ -402,6 +402,17 @@ class SentencePieceNormalizer:
             )
         return self._space_ok
 
+    def touches_ascii(self, char: str) -> bool:
+        """Whether a rule may change the ASCII ``char`` or join it to a neighbour: a
+        charsmap rule for it, a key or user-defined symbol holding it after its first
+        character (``_pipeline._isolated_whitespace``)."""
+        pre = self._pre
+        return (
+            pre._table.get(char, char) != char
+            or pre.space_inside_key(ord(char))
+            or any(char in u for u in self.user_defined)
+        )
+
     def _finish(self, s: str, text: str, *, first: bool = True) -> str:
         """The whitespace rules on the joined pieces ``s`` of ``text`` (no piece holds
         two spaces in a row): a space survives only after a non-space. A continued
@@ -481,6 +492,8 @@ class _SpaceRunCut:
         for p in pieces:
             out += _RUNS.findall(p)
         return out
+
+    pre_tokenize_continued = pre_tokenize  # nothing is prepended
 
     def to_json(self) -> dict[str, object]:
         from .. import pre_tokenizers as pt
