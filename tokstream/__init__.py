@@ -22,6 +22,7 @@ from .errors import (
 )
 from .tokenizer import Tokenizer
 from .stream import StreamDecoder, StreamEncoder, adecode, aencode
+from .constrain import Constraint, Healing, choice_constraint, heal, prefix_constraint
 from . import metrics
 from .train.bpe import train_bpe
 from .train.counting import count_pretokens
@@ -43,6 +44,11 @@ __all__ = [
     "StreamEncoder",
     "adecode",
     "aencode",
+    "heal",
+    "Healing",
+    "prefix_constraint",
+    "choice_constraint",
+    "Constraint",
     "extend",
     "extension_report",
     "ExtensionReport",

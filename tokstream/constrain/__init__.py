@@ -1,0 +1,25 @@
+"""Constrained generation: the vocabulary index, prefix and choice constraints, token
+healing and logits masks (``masks``).
+
+``vocab_index`` (token bytes sorted and in a trie) is built once per tokenizer; the
+constraints are small immutable-state values on top of it; ``masks.TokenMasker`` turns
+what a constraint allows into bool masks, xgrammar-layout int32 bitmasks or ``-inf``
+logits.
+"""
+
+from __future__ import annotations
+
+from .constraint import Allowed, Constraint, choice_constraint, prefix_constraint
+from .healing import Healing, heal
+from .vocab_index import VocabIndex, vocab_index
+
+__all__ = [
+    "Allowed",
+    "Constraint",
+    "Healing",
+    "VocabIndex",
+    "choice_constraint",
+    "heal",
+    "prefix_constraint",
+    "vocab_index",
+]
