@@ -111,6 +111,11 @@ class _PartCache(_Bounded):
         raise KeyError(key)
 
 
+#: Below this many characters ``PieceEncoder`` pre-tokenizes with one ``findall``
+#: (measured: 60-character parts encode ~2x faster that way than split and repair).
+_SHORT = 256
+
+
 class PieceEncoder:
     """Pre-tokenize with ``pre`` and encode each piece with ``encode_piece``, cached.
 
@@ -157,7 +162,9 @@ class PieceEncoder:
             return self._encode_unicode16(text)
 
     def _encode(self, text: str) -> list[int]:
-        if not self.pre.space_safe:
+        if not self.pre.space_safe or len(text) < _SHORT:
+            # Short text (a streamed part, a chat turn): one findall beats the
+            # split-and-repair machinery's fixed cost.
             return list(self.chunk_ids(text))
         # Guess from the first 8 KiB whether the text is indented (see module notes).
         if text.count("  ", 0, 8192) + text.count("\n ", 0, 8192) > (min(len(text), 8192) >> 7):

@@ -40,7 +40,7 @@ class SpecialPolicy:
 
     def check(self, text: str) -> None:
         """Raise ``SpecialTokenError`` for the first disallowed special in ``text``."""
-        if self.disallowed:
+        if self.disallowed and _starts(self.disallowed).search(text) is not None:
             m = _matcher(self.disallowed).search(text)
             if m is not None:
                 raise SpecialTokenError(m.group(), m.start())
@@ -87,3 +87,11 @@ def _as_set(value: object, what: str) -> frozenset[str]:
 def _matcher(specials: frozenset[str]) -> regex.Pattern[str]:
     alternatives = sorted(specials, key=lambda s: (-len(s), s))
     return regex.compile("|".join(regex.escape(s) for s in alternatives))
+
+
+@functools.lru_cache(maxsize=64)
+def _starts(specials: frozenset[str]) -> regex.Pattern[str]:
+    """A class of the specials' first characters: text without any of them holds no
+    special, which one C scan shows (Llama 3's 256 literals all start with "<")."""
+    firsts = sorted({s[0] for s in specials if s})
+    return regex.compile("[" + "".join(map(regex.escape, firsts)) + "]" if firsts else "(?!)")
