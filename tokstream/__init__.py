@@ -22,7 +22,7 @@ from .errors import (
 )
 from .tokenizer import Tokenizer
 from .stream import StreamDecoder, StreamEncoder, adecode, aencode
-from .constrain import Constraint, Healing, choice_constraint, heal, prefix_constraint
+from .constrain import Constraint, Healing, TokenMasker, choice_constraint, heal, prefix_constraint
 from . import metrics
 from .train.bpe import train_bpe
 from .train.counting import count_pretokens
@@ -49,6 +49,7 @@ __all__ = [
     "prefix_constraint",
     "choice_constraint",
     "Constraint",
+    "TokenMasker",
     "extend",
     "extension_report",
     "ExtensionReport",

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from .constraint import Allowed, Constraint, choice_constraint, prefix_constraint
 from .healing import Healing, heal
+from .masks import TokenMasker
 from .vocab_index import VocabIndex, vocab_index
 
 __all__ = [
     "Allowed",
     "Constraint",
     "Healing",
+    "TokenMasker",
     "VocabIndex",
     "choice_constraint",
     "heal",
