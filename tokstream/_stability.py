@@ -16,7 +16,10 @@ contractions (``'s`` .. ``'ll``, at most 3 characters) and ``\\s*[\\r\\n]+``, wh
 goes on past it: it is not the last piece, it does not reach into the trailing
 whitespace run, and no apostrophe in the last two characters can still start a
 contraction (``'``, ``'r``, ``'v``, ``'l`` at the end; then the piece before the apostrophe, which a contraction suffix may
-join, is not final either). And a cut never follows whitespace: at the end of
+join, is not final either). o200k's two letter classes add one more: a piece of
+uppercase or caseless letters (``"日本"``) right before a last letter piece
+(``"ABC"``) joins it once lowercase follows, so it is not final. And a cut never
+follows whitespace: at the end of
 ``text[:b]`` a run of it splits otherwise (``\\s+(?!\\S)`` keeps it whole there, but
 gives its last character to the next word). Cost: a ``split`` of the tail from the
 last space that follows a word, O(tail).
@@ -43,6 +46,8 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable, Iterable
 
+import regex
+
 #: Every character that is whitespace to ``str.isspace`` or to regex ``\s`` /
 #: Unicode White_Space (Rust's and Oniguruma's ``\s``): the union, so a trailing
 #: whitespace run is never underestimated (tests check it against both).
@@ -59,6 +64,11 @@ _PRINTABLE_ASCII = "".join(map(chr, range(0x21, 0x7F)))
 ASCII_WHITESPACE = " \t\n\r"
 #: Whitespace that every regex engine involved counts as ``\s``.
 _PLAIN_SPACE = " \t\n\r"
+#: A piece that starts with a letter or mark.
+_LETTER = regex.compile(r"[\p{L}\p{M}]")
+#: A piece that o200k's first alternative can absorb as its uppercase part: letters
+#: and marks (after an optional non-letter), no lowercase ASCII letter.
+_CASELESS_RUN = regex.compile(r"[^\r\n\p{L}\p{N}]?(?:(?![a-z])[\p{L}\p{M}])+")
 #: A contraction (``'re``) is at most this many characters, apostrophe included.
 _CONTRACTION = 3
 #: Endings that a longer contraction (``'s 't 're 've 'm 'll 'd``, any case) extends.
@@ -86,6 +96,13 @@ def regex_cut(split: Callable[[str], list[str]], text: str, *, last_space_apart:
     if pos != len(text) or not starts:
         return 0
     limit = min(starts[-1], len(text.rstrip(WHITESPACE)))
+    # o200k: a letter piece made only of uppercase / caseless letters and marks, right
+    # before the last piece, joins it when lowercase follows ("日本" "ABC" + "d" is
+    # one piece). Lowercase ASCII (the same in every Unicode version) rules that out.
+    k = len(starts) - 1
+    while k > 0 and _LETTER.match(text, starts[k]) and _CASELESS_RUN.fullmatch(text, starts[k - 1], starts[k]):
+        k -= 1
+        limit = min(limit, starts[k])
     apostrophe = text.find("'", max(0, len(text) - _CONTRACTION + 1))
     if apostrophe >= 0 and text[apostrophe:].lower() in _OPEN_CONTRACTIONS:
         # The piece holding the character before the apostrophe may take a

@@ -24,7 +24,8 @@ from tokstream.specials import resolve_policy
 _DANGER = [
     "'re", "'ll", "'s", "re", "ll", "e", "s", "t", "x", "X", "\u0301", "\u0308", "\u200d\U0001f466",
     "\U0001f3fd", "\n", "\r\n", "\n\n", " ", "  ", "\t", "\u3000", "\xa0", "1", "23", "456", ".", "!", "?!",
-    "<|endoftext|>", "|>", "endoftext|>", "_text|>", "end_of_text|>", "</s>", "s>", "[SEP]", "SEP]",
+    "<|endoftext|>", "|>", "endoftext|>", "_text|>", "end_of_text|>", "</s>", "s>", "[SEP]", "SEP]", "##", "\u2581",
+    "d", "abc", "xyz", "DEF", "日", "ǆ",
     "\u3099", "\u1161", "\u11a8", "ſt", "ﬁ", "Σ", "ς", " world", "\udc00", "\ude00",
 ]
 continuations = st.one_of(
@@ -34,7 +35,8 @@ continuations = st.one_of(
 )
 texts = st.one_of(
     adversarial_text(),
-    st.lists(st.sampled_from(_DANGER + ["a", "b", " a", "don", "I", "<|", "<|endof", "<|end_of", "[SE", "</"]),
+    st.lists(st.sampled_from(_DANGER + ["a", "b", " a", "don", "I", "<|", "<|endof", "<|end_of", "[SE", "</",
+                                        "日本", "ABC", "Ab", "ÉTÉ", "ǅ", "ʰ", "1"]),
              max_size=10).map("".join),
 )
 
@@ -71,9 +73,29 @@ def _check(tok, text: str, s: str, **options) -> None:
 @example(text="e", s="\u0301")
 @example(text="12", s="3")
 @example(text="ΑΣ", s="Α")
+@example(text="x 日本ABC", s="d")
+@example(text="Ωμέγα ΔΕΛΤΑ", s="ω")
 def test_sound_plain(tid: str, text: str, s: str) -> None:
     """Special literals are plain text (disallowed_special=())."""
     _check(fixture_tokenizer(tid), text, s, disallowed_special=())
+
+
+@pytest.mark.parametrize("tid", ["cl100k_base", "o200k_base", "r50k_base"])
+@hyp_settings(300)
+@given(text=texts, s=continuations)
+@example(text="x 日本ABC", s="d")
+@example(text="ÉTÉ 本ABC", s="def")
+@example(text="don'", s="t")
+def test_sound_at_the_piece_level(tid: str, text: str, s: str) -> None:
+    """The rules are about regex pieces: the pieces of ``text[:b]`` are the first
+    pieces of ``text + s``. Stronger than comparing ids, where BPE often hides a
+    changed piece boundary (no token spans "本A")."""
+    tok = fixture_tokenizer(tid)
+    if any("\ud800" <= c <= "\udfff" for c in text + s):
+        return  # encode replaces surrogates before splitting
+    b = tok.stable_boundary(text, disallowed_special=())
+    head = tok._pre.split_exact(text[:b])
+    assert tok._pre.split_exact(text + s)[: len(head)] == head, (text[:b], text[b:], s)
 
 
 @pytest.mark.parametrize("tid", TOKENIZER_IDS)
