@@ -22,7 +22,15 @@ from .errors import (
 )
 from .tokenizer import Tokenizer
 from .stream import StreamDecoder, StreamEncoder, adecode, aencode
-from .constrain import Constraint, Healing, TokenMasker, choice_constraint, heal, prefix_constraint
+from .constrain import (
+    Constraint,
+    Healing,
+    TokenMasker,
+    choice_constraint,
+    heal,
+    prefix_constraint,
+    unreachable_tokens,
+)
 from . import metrics
 from .train.bpe import train_bpe
 from .train.counting import count_pretokens
@@ -50,6 +58,7 @@ __all__ = [
     "choice_constraint",
     "Constraint",
     "TokenMasker",
+    "unreachable_tokens",
     "extend",
     "extension_report",
     "ExtensionReport",

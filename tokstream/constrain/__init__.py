@@ -12,6 +12,7 @@ from __future__ import annotations
 from .constraint import Allowed, Constraint, choice_constraint, prefix_constraint
 from .healing import Healing, heal
 from .masks import TokenMasker
+from .unreachable import token_witness, unreachable_tokens
 from .vocab_index import VocabIndex, vocab_index
 
 __all__ = [
@@ -23,5 +24,7 @@ __all__ = [
     "choice_constraint",
     "heal",
     "prefix_constraint",
+    "token_witness",
+    "unreachable_tokens",
     "vocab_index",
 ]

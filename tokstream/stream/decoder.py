@@ -658,7 +658,10 @@ class StreamDecoder:
                 text: str = self._utf8.decode(data)
                 if not text:
                     return text
-                if self._stops is not None:
+                stops = self._stops
+                # StopMatcher.feed's own first test, inlined: nothing held and no
+                # character that starts a stop is the common case, one C set scan.
+                if stops is not None and (stops._state or not stops._first.isdisjoint(text)):
                     return self._emit(text)
                 self._parts.append(text)
                 return text
