@@ -22,6 +22,7 @@ from .errors import (
 )
 from .tokenizer import Tokenizer
 from .stream import StreamDecoder, StreamEncoder, adecode, aencode
+from .cache import CachePlan, PrefixCachePlanner
 from .constrain import (
     Constraint,
     Healing,
@@ -59,6 +60,8 @@ __all__ = [
     "Constraint",
     "TokenMasker",
     "unreachable_tokens",
+    "PrefixCachePlanner",
+    "CachePlan",
     "extend",
     "extension_report",
     "ExtensionReport",

@@ -1,0 +1,8 @@
+"""Prefix-cache keys: ``planner`` (stable boundary -> chained block keys) and
+``index`` (a small prefix index from block keys to payloads)."""
+
+from __future__ import annotations
+
+from .planner import CachePlan, PrefixCachePlanner
+
+__all__ = ["CachePlan", "PrefixCachePlanner"]
