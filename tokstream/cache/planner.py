@@ -23,6 +23,8 @@ as a continuation), the boundary's tail scan, and one sha256 per block (~1 us).
 from __future__ import annotations
 
 import hashlib
+import sys
+from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -134,16 +136,32 @@ class PrefixCachePlanner:
         size = self.block_size
         keys: list[str] = []
         parent = self._seed
-        words = np.asarray(ids[: stable - stable % size], dtype="<u4").tobytes()
+        words = _le_u32(ids[: stable - stable % size])
+        step = 4 * size
+        sha256 = hashlib.sha256
+        if not callable(extra_keys):
+            # The same extra keys for every block: encode them once; one hash call
+            # per block (the loop is most of plan()'s cost beyond encode).
+            extra = b"".join(map(_extra_bytes, extra_keys))
+            for start in range(0, len(words), step):
+                parent = sha256(parent + extra + words[start : start + step]).digest()
+                keys.append(parent.hex())
+            return keys
         for b in range(stable // size):
-            h = hashlib.sha256(parent)
-            extra = extra_keys(b, b * size, (b + 1) * size) if callable(extra_keys) else extra_keys
-            for item in extra:
-                h.update(_extra_bytes(item))
-            h.update(words[4 * b * size : 4 * (b + 1) * size])
-            parent = h.digest()
-            keys.append(h.hexdigest())
+            extra = b"".join(map(_extra_bytes, extra_keys(b, b * size, (b + 1) * size)))
+            parent = sha256(parent + extra + words[step * b : step * (b + 1)]).digest()
+            keys.append(parent.hex())
         return keys
+
+
+def _le_u32(ids: list[int]) -> bytes:
+    """``ids`` as little-endian uint32 (``array`` is ~5x quicker than numpy on lists)."""
+    words = array("I", ids)
+    if words.itemsize != 4:  # pragma: no cover - no mainstream platform
+        return np.asarray(ids, dtype="<u4").tobytes()
+    if sys.byteorder == "big":  # pragma: no cover
+        words.byteswap()
+    return words.tobytes()
 
 
 def _extra_bytes(item: ExtraKey) -> bytes:
