@@ -197,15 +197,19 @@ class PieceEncoder:
                 if not isinstance(key, str):
                     raise
                 repairs_left -= 1
-                if _clean(key) or not repairs_left:
+                if not repairs_left:
                     raise _Cold from None
-                # Join up to the next clean element: that is one cut part, cacheable
-                # under its own text (the last one, ending the text, may be unclean).
+                # An unseen clean part (a new word, often a truncated one at the end of
+                # a prompt) is encoded here; many of them go to the bulk path above.
+                # Otherwise join up to the next clean element: that is one cut part,
+                # cacheable under its own text (the last one, ending the text, may be
+                # unclean).
                 part = key
-                for nxt in elements:
-                    part += " " + nxt
-                    if _clean(nxt):
-                        break
+                if not _clean(key):
+                    for nxt in elements:
+                        part += " " + nxt
+                        if _clean(nxt):
+                            break
                 ids = self._parts.get(part)
                 if ids is None:
                     ids = self.chunk_ids(" " + part)
