@@ -22,7 +22,7 @@ from .errors import (
 )
 from .tokenizer import Tokenizer
 from .stream import StreamDecoder, StreamEncoder, adecode, aencode
-from .cache import CachePlan, PrefixCachePlanner
+from .cache import CachePlan, PrefixCachePlanner, PrefixIndex
 from .constrain import (
     Constraint,
     Healing,
@@ -62,6 +62,7 @@ __all__ = [
     "unreachable_tokens",
     "PrefixCachePlanner",
     "CachePlan",
+    "PrefixIndex",
     "extend",
     "extension_report",
     "ExtensionReport",

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from .index import PrefixIndex
 from .planner import CachePlan, PrefixCachePlanner
 
-__all__ = ["CachePlan", "PrefixCachePlanner"]
+__all__ = ["CachePlan", "PrefixCachePlanner", "PrefixIndex"]

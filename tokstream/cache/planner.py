@@ -47,7 +47,7 @@ ExtraKey = bytes | str | int
 ExtraKeys = Sequence[ExtraKey] | Callable[[int, int, int], Sequence[ExtraKey]]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CachePlan:
     """``ids`` (what ``encode`` gives), ``stable_len`` (leading ids every continuation
     keeps) and ``block_keys`` (one hex sha256 per full block inside
