@@ -31,6 +31,7 @@ from .constrain import (
     heal,
     prefix_constraint,
     unreachable_tokens,
+    verify_draft,
 )
 from . import metrics
 from .train.bpe import train_bpe
@@ -60,6 +61,7 @@ __all__ = [
     "Constraint",
     "TokenMasker",
     "unreachable_tokens",
+    "verify_draft",
     "PrefixCachePlanner",
     "CachePlan",
     "PrefixIndex",

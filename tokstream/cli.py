@@ -427,6 +427,26 @@ def _table(rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def _add_demo_arguments(p: argparse.ArgumentParser) -> None:
+    from .demo import SECTIONS
+
+    _add_tokenizer_option(p)
+    p.add_argument(
+        "--section",
+        type=int,
+        choices=range(1, len(SECTIONS) + 1),
+        metavar="N",
+        help=f"run only section N (1-{len(SECTIONS)})",
+    )
+
+
+def _run_demo(args: argparse.Namespace) -> int:
+    from .demo import run
+
+    run(_load(args.tokenizer), sections=None if args.section is None else [args.section])
+    return 0
+
+
 #: One row per subcommand; `--help` lists them in this order.
 _COMMANDS: tuple[_Command, ...] = (
     _Command("encode", "encode text to token ids", _add_encode_arguments, _run_encode),
@@ -438,6 +458,12 @@ _COMMANDS: tuple[_Command, ...] = (
         "print tokens per word, character and byte for tokenizers side by side",
         _add_stats_arguments,
         _run_stats,
+    ),
+    _Command(
+        "demo",
+        "show encoding, streaming, healing, cache keys and speculative decoding (offline)",
+        _add_demo_arguments,
+        _run_demo,
     ),
 )
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from .constraint import Allowed, Constraint, choice_constraint, prefix_constraint
 from .healing import Healing, heal
 from .masks import TokenMasker
+from .speculative import verify_draft
 from .unreachable import token_witness, unreachable_tokens
 from .vocab_index import VocabIndex, vocab_index
 
@@ -26,5 +27,6 @@ __all__ = [
     "prefix_constraint",
     "token_witness",
     "unreachable_tokens",
+    "verify_draft",
     "vocab_index",
 ]
