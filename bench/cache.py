@@ -56,22 +56,13 @@ from tokstream.cache.index import PrefixIndex
 from tokstream.tokenizer import Tokenizer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from encode import best_of as _best_of
+from encode import best_of, verdict
 
 FIXTURES = Path(os.environ.get("TOKSTREAM_FIXTURES", Path(__file__).resolve().parents[2] / "shared" / "fixtures"))
 LLAMA3 = FIXTURES / "hf" / "llama3_tokenizer.json"
 TARGET_RATIO = 1.2
 
 
-def best_of(fn: Callable[[], object], n: int, warmup: int = 1) -> float:
-    """``bench/encode.py``'s best-of-n timing, after ``warmup`` untimed calls."""
-    for _ in range(warmup):
-        fn()
-    return _best_of(fn, n)
-
-
-def verdict(ok: bool) -> str:
-    return "PASS" if ok else "MISS"
 
 
 def english_prose() -> str | None:
@@ -112,8 +103,8 @@ def bench_plan(label: str, tok: Tokenizer, prompts: list[str], what: str, block_
     plans = [plan(p, **kw) for p in prompts]  # type: ignore[arg-type]  # also the warm-up pass
     if any(pl.ids != encode(p, **kw) for pl, p in zip(plans, prompts)):  # type: ignore[arg-type]
         raise SystemExit(f"{label}: plan().ids differ from encode() on a prompt; fix that first")
-    t_encode = best_of(lambda: [encode(p, **kw) for p in prompts], reps)  # type: ignore[arg-type]
-    t_plan = best_of(lambda: [plan(p, **kw) for p in prompts], reps)  # type: ignore[arg-type]
+    t_encode = best_of(lambda: [encode(p, **kw) for p in prompts], reps, warmup=1)  # type: ignore[arg-type]
+    t_plan = best_of(lambda: [plan(p, **kw) for p in prompts], reps, warmup=1)  # type: ignore[arg-type]
     n = len(prompts)
     kb = sum(len(p.encode("utf-8")) for p in prompts) / n / 1000
     held = [len(pl.ids) - pl.stable_len for pl in plans]

@@ -34,13 +34,21 @@ from tokstream.tokenizer import Tokenizer
 FIXTURES = Path(os.environ.get("TOKSTREAM_FIXTURES", Path(__file__).resolve().parents[2] / "shared" / "fixtures"))
 
 
-def best_of(fn: Callable[[], object], n: int) -> float:
+def best_of(fn: Callable[[], object], n: int, warmup: int = 0) -> float:
+    """The fastest of ``n`` timed calls, after ``warmup`` untimed ones."""
+    for _ in range(warmup):
+        fn()
     best = float("inf")
     for _ in range(n):
         t = time.perf_counter()
         fn()
         best = min(best, time.perf_counter() - t)
     return best
+
+
+def verdict(ok: bool) -> str:
+    """How the benches print a target: PASS or MISS."""
+    return "PASS" if ok else "MISS"
 
 
 def reference_tiktoken(name: str):  # type: ignore[no-untyped-def]

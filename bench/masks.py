@@ -40,15 +40,14 @@ from tokstream.constrain import heal, prefix_constraint, vocab_index
 from tokstream.constrain.masks import TokenMasker, pack_bitmask
 from tokstream.tokenizer import Tokenizer
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from encode import verdict  # noqa: E402  (bench/encode.py, next to this file)
+
 FIXTURES = Path(os.environ.get("TOKSTREAM_FIXTURES", Path(__file__).resolve().parents[2] / "shared" / "fixtures"))
 LLAMA3 = FIXTURES / "hf" / "llama3_tokenizer.json"
 PREFIXES = (b" ", b"e", b" wor", "的".encode())
 TARGET_MASK_US = 50.0
 TARGET_HEAL_US = 100.0
-
-
-def verdict(ok: bool) -> str:
-    return "PASS" if ok else "MISS"
 
 
 def percentiles(fn: Callable[[], object], reps: int, warmup: int = 20) -> tuple[float, float]:

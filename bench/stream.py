@@ -35,7 +35,7 @@ import tokstream
 from tokstream.stream import StreamDecoder, StreamEncoder
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from encode import best_of as _best_of
+from encode import best_of, verdict
 
 from tokstream.tokenizer import Tokenizer
 
@@ -48,15 +48,6 @@ CL100K = FIXTURES / "tiktoken" / "cl100k_base.tiktoken"
 STOPS = ("<|stop|>", "\n\nUser:")
 
 
-def best_of(fn: Callable[[], object], n: int, warmup: int = 1) -> float:
-    """``bench/encode.py``'s best-of-n timing, after ``warmup`` untimed calls."""
-    for _ in range(warmup):
-        fn()
-    return _best_of(fn, n)
-
-
-def verdict(ok: bool) -> str:
-    return "PASS" if ok else "MISS"
 
 
 def chunked(text: str, size: int) -> list[str]:
@@ -91,9 +82,9 @@ def bench_decode(tok: Tokenizer, text: str, reps: int) -> None:
     if ours() != want or ours(STOPS) != want:
         raise SystemExit("StreamDecoder's joined output differs from tok.decode on the slice")
     same = reference() == want
-    t_ours = best_of(ours, reps)
-    t_stops = best_of(lambda: ours(STOPS), reps)
-    t_ref = best_of(reference, reps)
+    t_ours = best_of(ours, reps, warmup=1)
+    t_stops = best_of(lambda: ours(STOPS), reps, warmup=1)
+    t_ref = best_of(reference, reps, warmup=1)
 
     def rate(t: float) -> str:
         return f"{t / n * 1e6:5.2f} µs/id ({mb / t:5.1f} MB/s)"
@@ -128,13 +119,13 @@ def bench_encode(tok: Tokenizer, text: str, chunk: int, reps: int) -> None:
     want = tok.encode(text, disallowed_special=())
     if stream_encode(tok, chunks) != want:
         raise SystemExit("llama3: StreamEncoder's ids differ from tok.encode on the slice")
-    t_one = best_of(lambda: tok.encode(text, disallowed_special=()), reps)  # warm: cache filled
+    t_one = best_of(lambda: tok.encode(text, disallowed_special=()), reps, warmup=1)  # warm: cache filled
     # The default batch (64) is what the target is about; larger batches show what
     # trading latency for throughput buys.
     for batch in (64, 256, 1024):
         if stream_encode(tok, chunks, batch) != want:
             raise SystemExit(f"llama3: StreamEncoder(batch={batch}) differs from tok.encode on the slice")
-        t_stream = best_of(lambda b=batch: stream_encode(tok, chunks, b), reps)
+        t_stream = best_of(lambda b=batch: stream_encode(tok, chunks, b), reps, warmup=1)
         target = f"(<1: stream faster; target <= 1.5)  {verdict(t_stream / t_one <= 1.5)}" if batch == 64 else "(no target)"
         print(
             f"encode  llama3  {mb:4.2f} MB  {len(chunks)} chunks of {chunk} chars  StreamEncoder(batch={batch}) "
@@ -163,8 +154,8 @@ def bench_naive(text: str, chunk: int, reps: int) -> None:
     if naive() != stream_encode(ours, chunks):
         raise SystemExit("cl100k_base: StreamEncoder differs from tiktoken on the slice")
     n = max(1, reps // 2)  # the naive loop is slow; fewer runs
-    t_naive = best_of(naive, n)
-    t_stream = best_of(lambda: stream_encode(ours, chunks), reps)
+    t_naive = best_of(naive, n, warmup=1)
+    t_stream = best_of(lambda: stream_encode(ours, chunks), reps, warmup=1)
     print(
         f"encode  cl100k  {len(text)} chars ({mb * 1000:.1f} KB)  {len(chunks)} chunks of {chunk} chars  "
         f"StreamEncoder {t_stream * 1e3:7.1f} ms ({mb / t_stream:5.2f} MB/s)  "

@@ -12,9 +12,11 @@ call (the file's sha256 is still checked against tiktoken's expected hash).
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from unittest import mock
 
 import pytest
@@ -130,6 +132,37 @@ def fixture_tokenizer(tid: str) -> tokstream.Tokenizer:
         else:
             _TOKENIZERS[tid] = tokstream.load(tid)
     return _TOKENIZERS[tid]
+
+
+_PUBLIC_BYTES: dict[str, tuple[bytes, ...]] = {}
+
+
+def public_token_bytes(tid: str) -> tuple[bytes, ...]:
+    """Each id's bytes of a ``TOKENIZER_IDS`` tokenizer read by the public API, id by
+    id (``tok.token_bytes``), ``b""`` for special tokens and ids without text: the
+    brute-force reference of the constraint and mask tests."""
+    if tid not in _PUBLIC_BYTES:
+        tok = fixture_tokenizer(tid)
+        specials = set(tok.special_tokens.values())
+        out = []
+        for i in range(tok.n_vocab):
+            try:
+                data = tok.token_bytes(i)
+            except ValueError:
+                data = b""
+            out.append(b"" if i in specials else data)
+        _PUBLIC_BYTES[tid] = tuple(out)
+    return _PUBLIC_BYTES[tid]
+
+
+def load_example(name: str) -> ModuleType:
+    """Import ``examples/<name>.py`` by path (the examples are scripts, not a package)."""
+    path = Path(__file__).resolve().parents[1] / "examples" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"{name}_example", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.fixture(scope="session")

@@ -4,10 +4,9 @@ tokens' bytes (``tok.token_bytes``, read id by id), for every fixture tokenizer.
 from __future__ import annotations
 
 import random
-from functools import cache
 
 import pytest
-from conftest import TOKENIZER_IDS, fixture_tokenizer
+from conftest import TOKENIZER_IDS, fixture_tokenizer, public_token_bytes
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import adversarial_text, hyp_settings
@@ -16,19 +15,8 @@ import tokstream
 from tokstream.constrain import choice_constraint, heal, prefix_constraint
 
 
-@cache
-def _bytes(tid: str) -> list[bytes]:
-    """Each id's bytes by the public API, b"" for specials and ids without text."""
-    tok = fixture_tokenizer(tid)
-    specials = set(tok.special_tokens.values())
-    out = []
-    for i in range(tok.n_vocab):
-        try:
-            b = tok.token_bytes(i)
-        except ValueError:
-            b = b""
-        out.append(b"" if i in specials else b)
-    return out
+def _bytes(tid: str) -> tuple[bytes, ...]:
+    return public_token_bytes(tid)
 
 
 def _brute_prefix(tid: str, prefix: bytes) -> list[int]:

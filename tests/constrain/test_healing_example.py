@@ -7,21 +7,18 @@ training), and that text starts with the whole prompt.
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
 
+from conftest import load_example
+
 SCRIPT = Path(__file__).resolve().parents[2] / "examples" / "token_healing.py"
 
 
 def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("token_healing_example", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_example("token_healing")
 
 
 def test_runs_offline() -> None:

@@ -15,7 +15,7 @@ from functools import cache
 
 import numpy as np
 import pytest
-from conftest import TOKENIZER_IDS, fixture_tokenizer
+from conftest import TOKENIZER_IDS, fixture_tokenizer, public_token_bytes
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import hyp_settings
@@ -38,19 +38,8 @@ FIXED_PREFIXES = (b" ", b"e", b" wor", b"http", b"    ", CJK2, EMOJI3, "的".enc
 # -- references ----------------------------------------------------------------------------
 
 
-@cache
 def _bytes(tid: str) -> tuple[bytes, ...]:
-    """Each id's bytes by the public API, b"" for specials and ids without text."""
-    tok = fixture_tokenizer(tid)
-    specials = set(tok.special_tokens.values())
-    out = []
-    for i in range(tok.n_vocab):
-        try:
-            data = tok.token_bytes(i)
-        except ValueError:
-            data = b""
-        out.append(b"" if i in specials else data)
-    return tuple(out)
+    return public_token_bytes(tid)
 
 
 @cache

@@ -8,29 +8,22 @@ cut at the earliest stop string.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 from urllib.parse import urlencode
 
 import pytest
+from conftest import load_example
 
 import tokstream
 from tokstream.stream import StreamDecoder
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "stream_server.py"
-
 
 @pytest.fixture(scope="module")
 def example() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("stream_server_example", EXAMPLE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_example("stream_server")
 
 
 @pytest.fixture(scope="module")
