@@ -283,7 +283,7 @@ def choice_constraint(tok: Tokenizer, options: Iterable[str], *, eos_id: int | N
     >>> tok = tokstream.load("cl100k_base")
     >>> c = choice_constraint(tok, ["yes", "no"], eos_id=100257)
     >>> [tok.decode([i]) for i in c.allowed_ids()]
-    ['n', 'no', 'y', 'yes']
+    ['n', 'y', 'no', 'ye', 'yes']
     """
     if isinstance(options, (str, bytes)):
         raise TypeError("options must be a collection of strings, not one string")

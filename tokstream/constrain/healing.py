@@ -57,7 +57,7 @@ def heal(tok: Tokenizer, prompt_ids: Sequence[int], *, max_backoff: int = 1) -> 
 
     >>> import tokstream
     >>> tok = tokstream.load("cl100k_base")
-    >>> h = heal(tok, tok.encode("Visit https://exa"))
+    >>> h = heal(tok, tok.encode("Visit https://exa"), max_backoff=2)
     >>> h.prefix, tok.decode(h.prompt_ids)
     (b'exa', 'Visit https://')
     """
