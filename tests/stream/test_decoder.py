@@ -506,6 +506,18 @@ def test_added_non_special_token_gpt2(tmp_path):
     assert StreamDecoder(tok, skip_special_tokens=True).push(ids) == ref.decode(ids, skip_special_tokens=True)
 
 
+def test_added_token_outside_the_byte_alphabet_gpt2(tmp_path):
+    """tokenizers' ByteLevel decoder keeps a token holding a character outside the
+    byte alphabet (here a space next to "Ġ") as its UTF-8, whole."""
+    path, new = _with_added_token(tmp_path, "gpt2_tokenizer.json", " fooĠ")
+    tok = tokstream.Tokenizer.from_file(path)
+    ids = tok.encode("hello") + [new] + tok.encode(" world")
+    tokenizers = pytest.importorskip("tokenizers")
+    want = tokenizers.Tokenizer.from_file(str(path)).decode(ids, skip_special_tokens=False)
+    dec = StreamDecoder(tok)
+    assert "".join(run_steps(dec, ids)) + dec.finish() == want == tok.decode(ids)
+
+
 @pytest.mark.parametrize(
     ("name", "content"),
     [

@@ -81,7 +81,6 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 from .. import decoders as _dec
-from ..byte_level import CHAR_TO_BYTE
 from ..errors import TokstreamError
 from ..tokenizer import Tokenizer
 from .stops import StopMatcher
@@ -235,22 +234,14 @@ def _build_plan(tok: Tokenizer, skip_special_tokens: bool) -> _Plan:
     # Decoding rules are not public on Tokenizer; the pipeline is the one place that
     # holds them (None for rank files, whose decode is the joined token bytes).
     pipeline = getattr(tok, "_pipeline", None)
-    if pipeline is None:
-        table: list[bytes | None] = []
-        for i in range(tok.n_vocab):
-            try:
-                table.append(b"" if i in skip else tok.token_bytes(i))
-            except ValueError:
-                table.append(None)  # a hole in the id range
-        return _BytesPlan(table)
-    decoder = pipeline.decoder
-    id_to_token: dict[int, str] = pipeline.id_to_token
+    decoder = pipeline.decoder if pipeline is not None else None
     stages = _flatten(decoder)
-    if stages is not None and len(stages) == 1 and type(stages[0]) is _dec.ByteLevel:
-        table = [None] * tok.n_vocab
-        for i, token in id_to_token.items():
-            table[i] = b"" if i in skip else _byte_level_bytes(token)
-        return _BytesPlan(table)
+    if pipeline is None or (stages is not None and len(stages) == 1 and type(stages[0]) is _dec.ByteLevel):
+        # Rank files and a lone ByteLevel decoder: decode is the joined token bytes,
+        # which the tokenizer's own table already holds (None marks a hole).
+        return _BytesPlan([b"" if i in skip and data is not None else data for i, data in enumerate(tok._table)])
+    assert pipeline is not None
+    id_to_token: dict[int, str] = pipeline.id_to_token
     if type(decoder).__name__ == "SentencePieceDecoder":
         from ..formats.spm_pipeline import SentencePieceDecoder
 
@@ -298,18 +289,6 @@ def _pieces_shape(stages: list[Any]) -> tuple[list[Any], bool, list[Any]] | None
         strips.append(stages[i])
         i += 1
     return (token_wise, byte_fallback, strips) if i == n else None
-
-
-def _byte_level_bytes(token: str) -> bytes:
-    """What ``decoders.ByteLevel`` makes of one token: each alphabet character its
-    byte, any other character its UTF-8."""
-    try:
-        return bytes(map(CHAR_TO_BYTE.__getitem__, token))
-    except KeyError:
-        return b"".join(
-            bytes((CHAR_TO_BYTE[c],)) if c in CHAR_TO_BYTE else c.encode("utf-8", "surrogatepass")
-            for c in token
-        )
 
 
 # ---------------------------------------------------------------------- cores
