@@ -86,7 +86,8 @@ def regex_cut(split: Callable[[str], list[str]], text: str, *, last_space_apart:
     with more than whitespace after it is itself a cut, so the largest cut lies in
     the tail from there and the split of that tail agrees with the whole text's.
     """
-    base = _resync(text)
+    end = len(text.rstrip(WHITESPACE))
+    base = _resync(text, end)
     pieces = split(text[base:] if base else text)
     starts: list[int] = []
     pos = base
@@ -95,7 +96,7 @@ def regex_cut(split: Callable[[str], list[str]], text: str, *, last_space_apart:
         pos += len(p)
     if pos != len(text) or not starts:
         return 0
-    limit = min(starts[-1], len(text.rstrip(WHITESPACE)))
+    limit = min(starts[-1], end)
     # o200k: a letter piece made only of uppercase / caseless letters and marks, right
     # before the last piece, joins it when lowercase follows ("日本" "ABC" + "d" is
     # one piece). Lowercase ASCII (the same in every Unicode version) rules that out.
@@ -121,10 +122,9 @@ def regex_cut(split: Callable[[str], list[str]], text: str, *, last_space_apart:
     return starts[k] if k >= 0 else 0
 
 
-def _resync(text: str) -> int:
-    """The last space that follows a non-space and has a non-space somewhere after
-    it (0 when there is none); cost O(length of the tail looked at)."""
-    end = len(text.rstrip(WHITESPACE))
+def _resync(text: str, end: int) -> int:
+    """The last space before ``end`` (where the trailing whitespace starts) that
+    follows a non-space (0 when there is none); cost O(length of the tail looked at)."""
     j = end
     while True:
         j = text.rfind(" ", 0, j)

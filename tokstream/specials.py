@@ -38,12 +38,13 @@ class SpecialPolicy:
         self.allowed = allowed
         self.disallowed = disallowed
 
-    def check(self, text: str) -> None:
-        """Raise ``SpecialTokenError`` for the first disallowed special in ``text``."""
+    def check(self, text: str, offset: int = 0) -> None:
+        """Raise ``SpecialTokenError`` for the first disallowed special in ``text``;
+        ``offset`` is where ``text`` starts in a longer stream (for the message)."""
         if self.disallowed and _starts(self.disallowed).search(text) is not None:
             m = _matcher(self.disallowed).search(text)
             if m is not None:
-                raise SpecialTokenError(m.group(), m.start())
+                raise SpecialTokenError(m.group(), offset + m.start())
 
     def segments(self, text: str) -> Iterator[tuple[str, str | None]]:
         """Yield ``(plain_text, special_or_None)`` pairs covering ``text`` in order."""

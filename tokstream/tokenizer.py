@@ -12,19 +12,18 @@ import json
 import os
 import re
 import struct
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
 from ._fastpath import PieceEncoder
 from ._pipeline import Pipeline
+from ._stability import SpecialHold, regex_cut
 from .byte_level import bytes_to_proxy, proxy_to_bytes
 from .errors import InvalidTokenIdError, TokstreamError
 from .models.bpe import BytePairEncoder
-from .pre_tokenizers import RegexSplit
-from ._stability import SpecialHold, regex_cut
-from .pre_tokenizers import known_pattern, splits_last_space_apart
+from .pre_tokenizers import RegexSplit, known_pattern, splits_last_space_apart
 from .specials import SpecialPolicy, SpecialSet, resolve_policy
 from .specials import _matcher as _special_matcher
 
@@ -195,10 +194,7 @@ class Tokenizer:
         _check_text(text)
         policy = self._policy(allowed_special, disallowed_special)
         policy.check(text)
-        try:
-            ids = self._encode_checked(text, policy)
-        except UnicodeEncodeError:
-            ids = self._encode_checked(_replace_surrogates(text), policy)
+        ids = self._encode_part(text, policy, first=True)
         if add_special_tokens and self._pipeline is not None:
             ids = self._pipeline.post_process(ids)
         return ids
@@ -348,9 +344,11 @@ class Tokenizer:
             offsets += more
         return ids, offsets
 
-    def _encode_checked(self, text: str, policy: SpecialPolicy) -> list[int]:
+    def _encode_checked(self, text: str, policy: SpecialPolicy, first: bool = True) -> list[int]:
+        """Ids of ``text`` (already checked against the policy); ``first=False``: it
+        continues a cut (``stable_boundary``), so no start-of-text rules apply."""
         if self._pipeline is not None:
-            return self._encode_pipeline(text, policy.allowed)
+            return self._encode_pipeline(text, policy.allowed, first)
         if not policy.allowed:
             return self._encode_plain(text)
         out: list[int] = []
@@ -471,17 +469,12 @@ class Tokenizer:
         return hold
 
     def _encode_part(self, text: str, policy: SpecialPolicy, *, first: bool) -> list[int]:
-        """``encode`` of ``text`` that starts at a cut: ``first`` as ``_stream_cut``
-        returned it. Lone surrogates are replaced as ``encode`` does."""
-        if self._pipeline is None or first:
-            try:
-                return self._encode_checked(text, policy)
-            except UnicodeEncodeError:
-                return self._encode_checked(_replace_surrogates(text), policy)
+        """Ids of policy-checked ``text``; ``first=False`` when it continues a cut
+        (as ``_stream_cut`` returned it). Lone surrogates are replaced as tiktoken does."""
         try:
-            return self._encode_pipeline(text, policy.allowed, first=False)
+            return self._encode_checked(text, policy, first)
         except UnicodeEncodeError:
-            return self._encode_pipeline(_replace_surrogates(text), policy.allowed, first=False)
+            return self._encode_checked(_replace_surrogates(text), policy, first)
 
     # ----------------------------------------------------------------- decoding
 

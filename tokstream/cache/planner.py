@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import InvalidTokenIdError
+from ..tokenizer import _check_text
 
 if TYPE_CHECKING:
     from ..specials import SpecialSet
@@ -91,6 +92,7 @@ class PrefixCachePlanner:
         seed.update(len(self.salt).to_bytes(4, "little") + self.salt)
         seed.update(block_size.to_bytes(4, "little"))
         self._seed = seed.digest()
+        self._lead: int | None = None  # ids the post-processor puts first (BOS, CLS)
 
     def plan(
         self,
@@ -108,18 +110,18 @@ class PrefixCachePlanner:
         as stable and its trailing ones (EOS, SEP) never do.
         """
         tok = self.tok
+        _check_text(text)
         policy = tok._policy(allowed_special, disallowed_special)
-        if not isinstance(text, str):
-            raise TypeError(f"text must be str, not {type(text).__name__}")
         policy.check(text)
         cut, opens = tok._stream_cut(text, policy, first=True)
         head = tok._encode_part(text[:cut], policy, first=True) if cut else []
         ids = head + tok._encode_part(text[cut:], policy, first=opens)
         stable = len(head)
         if add_special_tokens and tok._pipeline is not None:
-            lead = _leading_added(tok)
+            if self._lead is None:
+                self._lead = _leading_added(tok)
             ids = tok._pipeline.post_process(ids)
-            stable += lead
+            stable += self._lead
         return CachePlan(ids, stable, self._keys(ids, stable, extra_keys), self.block_size)
 
     def plan_ids(self, ids: Sequence[int], *, extra_keys: ExtraKeys = ()) -> CachePlan:

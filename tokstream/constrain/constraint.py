@@ -28,6 +28,7 @@ O(options x len(option)) for a choice; the mask itself is ``masks.TokenMasker``'
 
 from __future__ import annotations
 
+import copy
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -137,12 +138,7 @@ class Constraint(ABC, Generic[V]):
 
     def fork(self) -> Constraint[V]:
         """An independent copy in the same state (O(1): the state is shared, immutably)."""
-        other = object.__new__(type(self))
-        for cls in type(self).__mro__:
-            for name in getattr(cls, "__slots__", ()):
-                if name != "__weakref__" and hasattr(self, name):
-                    setattr(other, name, getattr(self, name))
-        return other
+        return copy.copy(self)  # shallow: the node and the index are shared
 
 
 class PrefixConstraint(Constraint[bytes]):

@@ -408,12 +408,14 @@ class TokenMasker:
     # -- builders ---------------------------------------------------------------------
 
     def _check(self, constraint: Constraint[Any]) -> None:
+        """Refuse a non-constraint or one built on another tokenizer's index (also
+        used by ``integrations``)."""
         if not isinstance(constraint, Constraint):
             raise TypeError(f"expected a Constraint, got {type(constraint).__name__}")
         if constraint.index is not self.index:
             raise ValueError(
                 "the constraint was built for another tokenizer (another vocabulary index); "
-                "build it from the tokenizer object this TokenMasker was made with"
+                "build it from the same tokenizer object"
             )
 
     def _allowed(self, constraint: Constraint[Any]) -> Allowed:

@@ -101,13 +101,7 @@ class ConstraintLogitsProcessor:
         if not sources:
             raise ValueError("ConstraintLogitsProcessor needs at least one constraint")
         for c in sources:
-            if not isinstance(c, Constraint):
-                raise TypeError(f"expected Constraint values, got {type(c).__name__}")
-            if c.index is not self._masker.index:
-                raise ValueError(
-                    "a constraint was built for another tokenizer (another vocabulary index); "
-                    "build it from the tokenizer object passed here"
-                )
+            self._masker._check(c)
         if prompt_length is not None and (not isinstance(prompt_length, int) or prompt_length < 0):
             raise ValueError(f"prompt_length must be an int >= 0 or None, got {prompt_length!r}")
         self._sources: list[Constraint[Any]] = sources

@@ -104,13 +104,7 @@ class ConstraintRequestProcessor:
 
     def __init__(self, tok: Tokenizer, constraint: Constraint[Any]) -> None:
         self._masker = TokenMasker(tok)
-        if not isinstance(constraint, Constraint):
-            raise TypeError(f"expected a Constraint, got {type(constraint).__name__}")
-        if constraint.index is not self._masker.index:
-            raise ValueError(
-                "the constraint was built for another tokenizer (another vocabulary index); "
-                "build it from the tokenizer object passed here"
-            )
+        self._masker._check(constraint)
         self._follower = _Follower(constraint.fork())
 
     @property

@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import re
 
-from ..errors import SpecialTokenError
-from ..specials import SpecialSet, _matcher, resolve_policy
+from ..specials import SpecialSet
 from ..tokenizer import Tokenizer, _check_text
 
 #: Pending text up to this long is scanned for a cut at every scan; longer pending
@@ -56,7 +55,6 @@ class StreamEncoder:
     __slots__ = (
         "_batch",
         "_chunks",
-        "_disallowed",
         "_enders",
         "_finished",
         "_first",
@@ -77,9 +75,8 @@ class StreamEncoder:
         batch: int = 64,
     ) -> None:
         self._tok = tok
-        self._policy = resolve_policy(tok.special_tokens, allowed_special, disallowed_special)
+        self._policy = tok._policy(allowed_special, disallowed_special)
         disallowed = self._policy.disallowed
-        self._disallowed = _matcher(disallowed) if disallowed else None
         self._longest = max(map(len, disallowed), default=0)
         # A literal can only complete in a chunk holding its last character.
         enders = sorted({lit[-1] for lit in disallowed if lit})
@@ -144,7 +141,6 @@ class StreamEncoder:
     def _check(self, text: str) -> None:
         """Raise where ``encode`` would: a disallowed literal ending in ``text``,
         possibly begun in the pending text."""
-        assert self._disallowed is not None
         back = min(self._pending, self._longest - 1)
         parts: list[str] = []
         need = back
@@ -154,6 +150,4 @@ class StreamEncoder:
             parts.append(chunk[-need:])
             need -= len(chunk)
         tail = "".join(reversed(parts))
-        m = self._disallowed.search(tail + text)
-        if m is not None:
-            raise SpecialTokenError(m.group(), self._offset + self._pending - back + m.start())
+        self._policy.check(tail + text, self._offset + self._pending - back)
