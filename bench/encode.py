@@ -73,7 +73,7 @@ def reference_tiktoken(name: str):  # type: ignore[no-untyped-def]
 
 def fresh(tok: Tokenizer) -> Tokenizer:
     """A new tokenizer over the same vocabulary, with empty caches."""
-    return Tokenizer(tok._ranks, pattern=tok.pattern, special_tokens=tok.special_tokens, name=tok.name)
+    return Tokenizer(tok.pipeline.model.ranks, pattern=tok.pattern, special_tokens=tok.special_tokens, name=tok.name)
 
 
 def code_sample() -> str:

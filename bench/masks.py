@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 import tokstream
-from tokstream.constrain import heal, prefix_constraint, vocab_index
+from tokstream.constrain import heal, prefix_constraint
 from tokstream.constrain.masks import TokenMasker, pack_bitmask
 from tokstream.tokenizer import Tokenizer
 
@@ -80,7 +80,7 @@ def healing_prompt(tok: Tokenizer, prefix: bytes) -> tuple[list[int], str]:
     ids = tok.encode(text, disallowed_special=())
     if tok.token_bytes(ids[-1]) == prefix:
         return ids, "encoded text"
-    index = vocab_index(tok)
+    index = tok.vocab.index
     lo, hi = index.extensions(prefix)
     exact = [int(i) for i in index.order[lo:hi] if index.token_bytes[int(i)] == prefix]
     if not exact:

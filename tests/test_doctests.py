@@ -13,7 +13,7 @@ MODULES = [
     "tokstream.stream.decoder",
     "tokstream.stream.stops",
     "tokstream.stream.aio",
-    "tokstream.constrain.vocab_index",
+    "tokstream.vocab",
     "tokstream.constrain.constraint",
     "tokstream.constrain.healing",
     "tokstream.constrain.masks",

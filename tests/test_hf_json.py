@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 import tokstream
 from tokstream import Tokenizer
 from tokstream.errors import TokenizerFileError
-from tokstream.formats.hf_json import tokenizer_from_json
 
 from conftest import FIXTURES, HF_FILES, hf_reference, require_fixture
 from strategies import adversarial_text
@@ -206,7 +205,7 @@ def test_added_token_ids_follow_tokenizers(added: list[tuple[str, int]]) -> None
     }
     text = json.dumps(obj)
     ref = tokenizers.Tokenizer.from_str(text)
-    ours = tokenizer_from_json(text)
+    ours = Tokenizer.from_str(text)
     sample = " ".join(c for c, _ in added) + " a b c"
     assert ours.encode(sample, allowed_special="all") == ref.encode(sample).ids
     for content, _ in added:
@@ -251,7 +250,7 @@ def test_variants_match_tokenizers(name: str, edit: str, text: str) -> None:
         ref = tokenizers.Tokenizer.from_str(obj)
         ref.no_padding()
         ref.no_truncation()
-        _variants[name, edit] = (tokenizer_from_json(obj), ref)
+        _variants[name, edit] = (Tokenizer.from_str(obj), ref)
     ours, ref = _variants[name, edit]
     assert_same(ours, ref, text)
     assert_same(ours, ref, "1a b ka b  " + text + " za bar, World! 12345 ")

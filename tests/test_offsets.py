@@ -252,7 +252,7 @@ def pipeline_pair(name: str) -> tuple[tokstream.Tokenizer, object]:
 
 def _groups(tok, text: str) -> list[tuple[int, int]]:
     """The multi-character spans of the normalizer's alignment of ``text``."""
-    normalizer = tok._pipeline.normalizer
+    normalizer = tok.pipeline.normalizer
     if normalizer is None:
         return []
     return sorted({s for s in normalizer.normalize_aligned(text)[1] if s[1] - s[0] > 1})
@@ -278,7 +278,7 @@ def _explain_hf(tok, text, tid, ours, theirs, groups) -> str | None:
 
 
 def _explain_spm(tok, text, tid, ours, theirs, groups) -> str | None:
-    normalize = tok._pipeline.normalizer.normalize
+    normalize = tok.pipeline.normalizer.normalize
     a, b = ours
     c, d = theirs
     candidates = [theirs]
@@ -328,7 +328,7 @@ def check_pipeline(tok, text: str, **kw):
         assert type(a) is int and type(b) is int
         assert 0 <= a <= b <= len(text), (a, b, text[:200])
     assert all(x[0] <= y[0] and x[1] <= y[1] for x, y in zip(offsets, offsets[1:])), (offsets, text[:200])
-    processor = tok._pipeline.post_processor
+    processor = tok.pipeline.post_processor
     if processor is not None:
         with_ids, with_offsets = tok.encode_with_offsets(text, add_special_tokens=True, **kw)
         assert with_ids == tok.encode(text, add_special_tokens=True, **kw)
@@ -347,8 +347,8 @@ def check_bert_slices(tok, text: str, ids, offsets) -> None:
     may give three tokens, each covering the syllable) are taken together: the slice of
     their joint span normalizes to their joined texts.
     """
-    normalize = tok._pipeline.normalizer.normalize
-    added = {t.id for t in tok._pipeline.added_tokens}  # [UNK] among them
+    normalize = tok.pipeline.normalizer.normalize
+    added = {t.id for t in tok.pipeline.added.tokens}  # [UNK] among them
     groups: list[tuple[int, int, list[int]]] = []
     for tid, (a, b) in zip(ids, offsets):
         if groups and a < groups[-1][1]:

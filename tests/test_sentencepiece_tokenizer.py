@@ -43,7 +43,7 @@ def pair(name: str) -> tuple[Tokenizer, object]:
 
 
 def normalizer(ours: Tokenizer) -> SentencePieceNormalizer:
-    norm = ours._pipeline.normalizer  # type: ignore[union-attr]
+    norm = ours.pipeline.normalizer
     assert isinstance(norm, SentencePieceNormalizer)
     return norm
 

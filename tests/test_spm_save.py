@@ -30,11 +30,8 @@ from strategies import adversarial_text, hyp_settings, replace_surrogates
 
 from tokstream import Tokenizer
 from tokstream.errors import TokstreamError
-from tokstream.formats.spm_pipeline import (
-    SentencePieceNormalizer,
-    _SentencePieceBPE,
-    _SentencePieceUnigram,
-)
+from tokstream.formats.spm_pipeline import SentencePieceNormalizer
+from tokstream.models.sentencepiece import SentencePieceBPE, SentencePieceUnigram
 
 spm = pytest.importorskip("sentencepiece")
 tokenizers = pytest.importorskip("tokenizers")
@@ -134,8 +131,7 @@ def test_corpus_lines(saved: Saved, corpus: str) -> None:
 
 def test_fingerprint_survives_save(saved: Saved) -> None:
     written = json.loads(saved.json_path.read_text("utf-8"))
-    assert saved.reloaded._pipeline is not None and saved.ours._pipeline is not None
-    assert written == saved.ours._pipeline.to_json() == saved.reloaded._pipeline.to_json()
+    assert written == saved.ours.pipeline.to_json() == saved.reloaded.pipeline.to_json()
     assert saved.reloaded.fingerprint == saved.ours.fingerprint
 
 
@@ -173,7 +169,7 @@ def test_normalizer_options_refuse(options: dict[str, object], named: str) -> No
 
 def test_unigram_byte_pieces_refuse() -> None:
     pieces = [("<unk>", 0.0, 2), ("a", -1.0, 1), ("<0x41>", 0.0, 6)]
-    model = _SentencePieceUnigram(pieces, unk_id=0, byte_fallback=True)
+    model = SentencePieceUnigram(pieces, unk_id=0, byte_fallback=True)
     with pytest.raises(TokstreamError, match="byte pieces in a Unigram model"):
         model.to_json()
 
@@ -188,6 +184,6 @@ def test_unigram_byte_pieces_refuse() -> None:
     ],
 )
 def test_bpe_pieces_refuse(pieces: list[tuple[str, float, int]], named: str) -> None:
-    model = _SentencePieceBPE([("<unk>", 0.0, 2), *pieces], unk_id=0, byte_fallback=False)
+    model = SentencePieceBPE([("<unk>", 0.0, 2), *pieces], unk_id=0, byte_fallback=False)
     with pytest.raises(TokstreamError, match=named):
         model.to_json()

@@ -7,9 +7,12 @@ byte-level pre-tokenizer, the byte-level decoder and ``Tokenizer.id_to_token``.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+from itertools import accumulate
 from typing import Final
 
-__all__ = ["BYTE_TO_CHAR", "CHAR_TO_BYTE", "bytes_to_proxy", "proxy_to_bytes"]
+__all__ = ["BYTE_TO_CHAR", "CHAR_TO_BYTE", "bytes_to_proxy", "proxies_to_bytes", "proxy_to_bytes"]
 
 
 def _build() -> list[str]:
@@ -35,11 +38,34 @@ BYTE_TO_CHAR: Final[list[str]] = _build()
 #: The inverse map, proxy character to byte.
 CHAR_TO_BYTE: Final[dict[str, int]] = {c: b for b, c in enumerate(BYTE_TO_CHAR)}
 _ENCODE_TABLE: Final = {b: c for b, c in enumerate(BYTE_TO_CHAR)}
+#: Proxy character -> the latin-1 character of its byte (``str.translate``).
+_DECODE_TABLE: Final = {ord(c): chr(b) for b, c in enumerate(BYTE_TO_CHAR)}
+#: A character outside the alphabet.
+_FOREIGN: Final = re.compile("[^" + "".join(f"\\u{ord(c):04x}" for c in sorted(BYTE_TO_CHAR)) + "]")
 
 
 def bytes_to_proxy(data: bytes) -> str:
     """Spell ``data`` in the byte-level alphabet (``b" hi"`` -> ``"Ġhi"``)."""
     return data.decode("latin-1").translate(_ENCODE_TABLE)
+
+
+def proxies_to_bytes(spellings: Iterable[str]) -> list[bytes | None]:
+    """``proxy_to_bytes`` of many spellings at once: one ``translate`` and one
+    ``encode`` over their concatenation, sliced back (a vocabulary of 128k tokens:
+    ~30 ms, a call per token ~100 ms)."""
+    items = list(spellings)
+    joined = "".join(items)
+    data = joined.translate(_DECODE_TABLE)
+    out: list[bytes | None]
+    try:
+        raw = data.encode("latin-1")
+    except UnicodeEncodeError:
+        return [proxy_to_bytes(s) for s in items]
+    ends = list(accumulate(map(len, items)))
+    out = [raw[a:b] for a, b in zip([0, *ends], ends)]
+    if _FOREIGN.search(joined) is not None:  # a latin-1 character outside the alphabet
+        out = [d if _FOREIGN.search(s) is None else None for s, d in zip(items, out)]
+    return out
 
 
 def proxy_to_bytes(text: str) -> bytes | None:

@@ -2,21 +2,36 @@
 
 Implemented: ByteLevel, Metaspace, ByteFallback, Fuse, Strip, Replace, WordPiece (with
 cleanup), BPEDecoder, Sequence, each named after its ``tokenizer.json`` "type" and
-matching the Rust semantics. A decoder takes the list of token strings and returns a
-list of strings; the tokenizer joins them. Byte-level tiktoken tokenizers do not use
-this module: their decode is a join of token bytes.
+matching the Rust semantics, and ``SentencePieceDecoder`` (``sentencepiece``'s own
+decode, for ``.model`` files). A decoder takes the list of token strings and returns a
+list of strings; the tokenizer joins them. A rank file's decoder is ``ByteLevel``.
+
+Each decoder declares, as data, what the layers around it rely on:
+
+- ``bytes_rules`` (``BytesRule``): how a token's spelling becomes the bytes it
+  contributes to decoded text (``Vocabulary.table``): the byte-level proxy undone,
+  ``<0xXX>`` as its byte, ``▁`` as a space, a continuation prefix removed;
+- ``stream_kind`` (``StreamKind``) and ``depends_on_last``: how ``StreamDecoder`` can
+  decode it one token at a time. A decoder that declares nothing is decoded whole at
+  the end of a stream: exact, only not incremental.
 """
 
 from __future__ import annotations
 
-from typing import Final
+import enum
+from typing import ClassVar, Final
 
 import regex
 
 from .byte_level import proxy_to_bytes
 
 __all__ = [
+    "BytesRule",
     "Decoder",
+    "SentencePieceDecoder",
+    "StreamKind",
+    "byte_local",
+    "spelling_bytes",
     "ByteLevel",
     "Metaspace",
     "ByteFallback",
@@ -29,14 +44,85 @@ __all__ = [
 ]
 
 
+_SPACE: Final = "\u2581"
+
+
+class BytesRule(enum.Flag):
+    """How a token's spelling becomes its bytes (``spelling_bytes``)."""
+
+    NONE = 0
+    #: The byte-level alphabet back to bytes (``"Ġhi"`` -> ``b" hi"``).
+    BYTE_LEVEL = enum.auto()
+    #: ``<0xXX>`` is the byte XX.
+    BYTE_FALLBACK = enum.auto()
+    #: ``▁`` is a space.
+    METASPACE = enum.auto()
+    #: A continuing-subword prefix (``##``) is removed.
+    WORDPIECE = enum.auto()
+
+
+class StreamKind(enum.Enum):
+    """How a decoder stage streams (``stream/decoder.py`` builds its plan from these)."""
+
+    #: Unknown: the stream decodes everything at its end.
+    OTHER = "other"
+    #: The text is the UTF-8 of the joined token bytes, invalid bytes U+FFFD.
+    BYTES = "bytes"
+    #: Each token maps on its own, knowing only whether it is the first (and, with
+    #: ``depends_on_last``, the last).
+    TOKEN_WISE = "token_wise"
+    #: ``Strip``: token-wise; after ``Fuse`` it strips the fused text.
+    STRIP = "strip"
+    #: Runs of ``<0xXX>`` tokens become their UTF-8 text (``ByteFallback``).
+    BYTE_FALLBACK = "byte_fallback"
+    #: All tokens join into one string.
+    FUSE = "fuse"
+    #: ``SentencePieceDecoder``'s state machine.
+    SENTENCEPIECE = "sentencepiece"
+
+
 class Decoder:
-    """Base class: ``decode_chain(tokens) -> pieces`` of text."""
+    """Base class: ``decode_chain(tokens) -> pieces`` of text (module notes)."""
+
+    bytes_rules: BytesRule = BytesRule.NONE
+    stream_kind: ClassVar[StreamKind] = StreamKind.OTHER
+    #: A token's text depends on whether it is the last one (``BPEDecoder``).
+    depends_on_last: ClassVar[bool] = False
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
         raise NotImplementedError
 
+    def stages(self) -> list[Decoder]:
+        """The decoders applied in order (a ``Sequence`` flattened)."""
+        return [self]
+
     def to_json(self) -> dict[str, object]:
         raise NotImplementedError
+
+
+def byte_local(decoder: Decoder | None) -> bool:
+    """Whether ``decoder`` decodes exactly as the UTF-8 of the joined token bytes
+    (``errors="replace"``): a lone ``ByteLevel``."""
+    stages = decoder.stages() if decoder is not None else []
+    return len(stages) == 1 and stages[0].stream_kind is StreamKind.BYTES
+
+
+def spelling_bytes(spelling: str, rules: BytesRule, prefix: str = "") -> bytes:
+    """The bytes a token spelled ``spelling`` contributes to text under ``rules``
+    (``prefix``: the model's continuing-subword prefix, for ``WORDPIECE``)."""
+    if BytesRule.BYTE_LEVEL in rules:
+        data = proxy_to_bytes(spelling)
+        if data is not None:
+            return data
+    if BytesRule.BYTE_FALLBACK in rules:
+        m = _BYTE_TOKEN.fullmatch(spelling)
+        if m is not None:
+            return bytes([int(m.group(1), 16)])
+    if BytesRule.METASPACE in rules:
+        spelling = spelling.replace(_SPACE, " ")
+    if BytesRule.WORDPIECE in rules and prefix and spelling.startswith(prefix):
+        spelling = spelling[len(prefix) :]
+    return spelling.encode("utf-8", "surrogatepass")
 
 
 class ByteLevel(Decoder):
@@ -45,6 +131,9 @@ class ByteLevel(Decoder):
     As ``tokenizers``: a token with a character outside the alphabet (an added token
     such as ``" fooĠ"``) keeps its own UTF-8, whole.
     """
+
+    bytes_rules = BytesRule.BYTE_LEVEL
+    stream_kind = StreamKind.BYTES
 
     def __init__(self, **options: object) -> None:
         self.options = options
@@ -63,6 +152,9 @@ class ByteLevel(Decoder):
 class Metaspace(Decoder):
     """``▁`` back to spaces, except in the first token, where ``tokenizers`` drops them
     (unless the prepend scheme is "never")."""
+
+    bytes_rules = BytesRule.METASPACE
+    stream_kind = StreamKind.TOKEN_WISE
 
     def __init__(self, *, replacement: str = "\u2581", prepend_scheme: str = "always", split: bool = True) -> None:
         self.replacement, self.prepend_scheme, self.split = replacement, prepend_scheme, split
@@ -86,6 +178,9 @@ _BYTE_TOKEN: Final = regex.compile(r"<0x([0-9A-Fa-f]{2})>")
 class ByteFallback(Decoder):
     """Runs of ``<0xXX>`` tokens become their bytes decoded as UTF-8; a run that is not
     valid UTF-8 becomes one U+FFFD per byte, as ``tokenizers`` does."""
+
+    bytes_rules = BytesRule.BYTE_FALLBACK
+    stream_kind = StreamKind.BYTE_FALLBACK
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
         out: list[str] = []
@@ -120,6 +215,8 @@ def _bytes_or_replacement(data: bytes, count: int) -> str:
 class Fuse(Decoder):
     """Join all tokens into one string."""
 
+    stream_kind = StreamKind.FUSE
+
     def decode_chain(self, tokens: list[str]) -> list[str]:
         return ["".join(tokens)]
 
@@ -130,6 +227,8 @@ class Fuse(Decoder):
 class Strip(Decoder):
     """Remove up to ``start`` leading and ``stop`` trailing ``content`` characters from
     every token."""
+
+    stream_kind = StreamKind.STRIP
 
     def __init__(self, *, content: str = " ", start: int = 0, stop: int = 0) -> None:
         self.content, self.start, self.stop = content, start, stop
@@ -156,9 +255,16 @@ class Strip(Decoder):
 class Replace(Decoder):
     """Replace a literal string or regex in every token."""
 
+    stream_kind = StreamKind.TOKEN_WISE
+
     def __init__(self, pattern: str, content: str, *, is_regex: bool = False) -> None:
         self.pattern, self.content, self.is_regex = pattern, content, is_regex
         self._regex = regex.compile(pattern if is_regex else regex.escape(pattern))
+        # The two Replace decoders real files use for Metaspace and WordPiece text.
+        if pattern == _SPACE and content == " ":
+            self.bytes_rules = BytesRule.METASPACE
+        elif is_regex and pattern == r"\A##" and content == "":
+            self.bytes_rules = BytesRule.WORDPIECE  # what trained WordPiece tokenizers use (train/wordpiece.py)
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
         sub, content = self._regex.sub, self.content.replace("\\", "\\\\")
@@ -182,6 +288,9 @@ class WordPiece(Decoder):
     """Join WordPiece tokens: ``prefix`` marks a continuation, other tokens get a space
     before them; ``cleanup`` removes spaces before punctuation and contractions."""
 
+    bytes_rules = BytesRule.WORDPIECE
+    stream_kind = StreamKind.TOKEN_WISE
+
     def __init__(self, *, prefix: str = "##", cleanup: bool = True) -> None:
         self.prefix, self.cleanup = prefix, cleanup
 
@@ -202,6 +311,9 @@ class WordPiece(Decoder):
 class BPEDecoder(Decoder):
     """End-of-word ``suffix`` becomes a space, except on the last token."""
 
+    stream_kind = StreamKind.TOKEN_WISE
+    depends_on_last = True
+
     def __init__(self, *, suffix: str = "</w>") -> None:
         self.suffix = suffix
 
@@ -218,6 +330,13 @@ class Sequence(Decoder):
 
     def __init__(self, decoders: list[Decoder]) -> None:
         self.decoders = decoders
+        rules = BytesRule.NONE
+        for d in decoders:
+            rules |= d.bytes_rules
+        self.bytes_rules = rules
+
+    def stages(self) -> list[Decoder]:
+        return [stage for d in self.decoders for stage in d.stages()]
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
         for d in self.decoders:
@@ -226,3 +345,106 @@ class Sequence(Decoder):
 
     def to_json(self) -> dict[str, object]:
         return {"type": "Sequence", "decoders": [d.to_json() for d in self.decoders]}
+
+
+class SentencePieceDecoder(Decoder):
+    """``sentencepiece``'s decode (``SentencePieceProcessor::Decode``, 0.2).
+
+    Control pieces vanish, the unknown piece shows ``unk_surface``, ``▁`` becomes a
+    space. A run of byte pieces becomes its bytes read as UTF-8 one character at a
+    time, each invalid byte one U+FFFD (not Python's one per maximal invalid part).
+    While nothing has been output, a piece loses one leading ``▁`` (the dummy prefix,
+    with ``add_dummy_prefix`` or ``remove_extra_whitespaces``); after a piece lost one,
+    the next keeps its ``▁`` unless a control piece came between, or unless
+    ``remove_extra_whitespaces``, which strips every leading ``▁`` piece.
+
+    >>> d = SentencePieceDecoder(control={"<s>"}, unk="<unk>", unk_surface=" ⁇ ",
+    ...     byte_pieces={"<0xE3>", "<0x81>"}, add_dummy_prefix=True, remove_extra_whitespaces=False)
+    >>> "".join(d.decode_chain(["<s>", "▁", "▁a", "<0xE3>", "<0x81>", "<unk>"]))
+    ' a\ufffd\ufffd ⁇ '
+    """
+
+    def __init__(
+        self,
+        *,
+        control: set[str],
+        unk: str,
+        unk_surface: str,
+        byte_pieces: set[str],
+        add_dummy_prefix: bool,
+        remove_extra_whitespaces: bool,
+    ) -> None:
+        self.control, self.unk, self.unk_surface = control, unk, unk_surface
+        self.byte_pieces = byte_pieces
+        self.add_dummy_prefix = add_dummy_prefix
+        self.remove_extra_whitespaces = remove_extra_whitespaces
+
+    bytes_rules = BytesRule.METASPACE | BytesRule.BYTE_FALLBACK
+    stream_kind = StreamKind.SENTENCEPIECE
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        out: list[str] = []
+        pending = bytearray()
+        strip = self.add_dummy_prefix or self.remove_extra_whitespaces
+        is_bos_ws = True  # may the next piece lose its leading "▁"?
+        consumed = False  # did the last piece lose one?
+        empty = True  # nothing output yet
+        for t in tokens:
+            if t in self.byte_pieces:
+                pending.append(int(t[3:5], 16))
+                continue
+            if pending:
+                out.append(_decode_bytes(bytes(pending)))
+                pending.clear()
+                empty = False
+            if consumed or not empty:
+                is_bos_ws = False
+            consumed = False
+            if t in self.control:
+                continue
+            if t == self.unk:
+                piece = self.unk_surface
+            else:
+                if is_bos_ws and strip and t.startswith(_SPACE):
+                    t = t[1:]
+                    consumed = not self.remove_extra_whitespaces
+                piece = t.replace(_SPACE, " ")
+            if piece:
+                out.append(piece)
+                empty = False
+        if pending:
+            out.append(_decode_bytes(bytes(pending)))
+        return out
+
+    def to_json(self) -> dict[str, object]:
+        """The usual ``tokenizers`` form (module notes, Saving: decoding differs)."""
+        steps: list[Decoder] = [Replace(_SPACE, " ")]
+        if self.byte_pieces:
+            steps.append(ByteFallback())
+        steps.append(Fuse())
+        if self.add_dummy_prefix or self.remove_extra_whitespaces:
+            steps.append(Strip(content=" ", start=1, stop=0))
+        return Sequence(steps).to_json()
+
+
+def _decode_bytes(data: bytes) -> str:
+    """UTF-8 as sentencepiece reads byte pieces: each invalid byte is one U+FFFD."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    out: list[str] = []
+    i = 0
+    while i < len(data):
+        lead = data[i]
+        n = 1 if lead < 0x80 else 2 if lead >> 5 == 6 else 3 if lead >> 4 == 14 else 4 if lead >> 3 == 30 else 0
+        if n:
+            try:
+                out.append(data[i : i + n].decode("utf-8"))
+                i += n
+                continue
+            except UnicodeDecodeError:
+                pass
+        out.append("\ufffd")
+        i += 1
+    return "".join(out)

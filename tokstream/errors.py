@@ -23,6 +23,7 @@ __all__ = [
     "UnknownTokenizerError",
     "TokenizerFileError",
     "HashMismatchError",
+    "unsavable",
 ]
 
 
@@ -72,3 +73,12 @@ class TokenizerFileError(TokstreamError):
 
 class HashMismatchError(TokenizerFileError):
     """A rank file does not have the sha256 it is published with."""
+
+
+def unsavable(option: str, why: str) -> TokstreamError:
+    """The error for a SentencePiece model option that has no exact ``tokenizer.json``
+    form: ``Tokenizer.save`` refuses rather than write a file with other ids."""
+    return TokstreamError(
+        f"cannot write this SentencePiece model as tokenizer.json: {option} has no exact "
+        f"tokenizers equivalent ({why}), so tokenizers would give other ids"
+    )

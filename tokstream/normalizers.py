@@ -597,6 +597,19 @@ class Normalizer(ABC):
     #: The ``tokenizer.json`` ``"type"`` of the class.
     type_name: ClassVar[str]
 
+    #: Stability declaration (``stability``): a printable ASCII character and a space
+    #: each map to themselves (or to one fixed character), one at a time, and every
+    #: rule acts only on runs of spaces or at the ends. False (nothing declared) keeps
+    #: streamed text open.
+    @property
+    def space_local(self) -> bool:
+        return False
+
+    def keeps(self, char: str) -> bool:
+        """Stability declaration: the ASCII whitespace ``char`` between two printable
+        characters is left alone and joined to neither. False unless declared."""
+        return False
+
     @abstractmethod
     def normalize(self, text: str) -> str:
         """Return the normalized ``text`` (the fast path: no alignment)."""
@@ -637,6 +650,11 @@ class Normalizer(ABC):
 class _UnicodeForm(Normalizer):
     __slots__ = ()
     form: ClassVar[_Form]
+
+    space_local = True  # character-local, or acting at the ends only
+
+    def keeps(self, char: str) -> bool:
+        return True
 
     def normalize(self, text: str) -> str:
         return _nf(self.form, text)
@@ -720,6 +738,11 @@ class Lowercase(Normalizer):
     __slots__ = ()
     type_name = "Lowercase"
 
+    space_local = True  # character-local, or acting at the ends only
+
+    def keeps(self, char: str) -> bool:
+        return True
+
     def normalize(self, text: str) -> str:
         return _rust_lower(text)
 
@@ -741,6 +764,11 @@ class StripAccents(Normalizer):
 
     __slots__ = ()
     type_name = "StripAccents"
+
+    space_local = True  # character-local, or acting at the ends only
+
+    def keeps(self, char: str) -> bool:
+        return True
 
     def normalize(self, text: str) -> str:
         if text.isascii():
@@ -778,6 +806,11 @@ class BertNormalizer(Normalizer):
 
     __slots__ = ("clean_text", "handle_chinese_chars", "lowercase", "strip_accents")
     type_name = "BertNormalizer"
+
+    space_local = True  # character by character; whitespace becomes a space
+
+    def keeps(self, char: str) -> bool:
+        return not self.clean_text  # clean_text turns \t \n \r into spaces
 
     def __init__(
         self,
@@ -1023,6 +1056,15 @@ class Precompiled(Normalizer):
         "_values",
     )
     type_name = "Precompiled"
+
+    @property
+    def space_local(self) -> bool:
+        """The charsmap maps a space to itself."""
+        return self._table.get(" ", " ") == " "
+
+    def keeps(self, char: str) -> bool:
+        """No rule maps ``char`` or holds it after its first character."""
+        return self._table.get(char, char) == char and not self.space_inside_key(ord(char))
 
     def __init__(self, precompiled_charsmap: bytes) -> None:
         self._charsmap = bytes(precompiled_charsmap)
@@ -1332,6 +1374,11 @@ class Prepend(Normalizer):
     __slots__ = ("prepend",)
     type_name = "Prepend"
 
+    space_local = True  # character-local, or acting at the ends only
+
+    def keeps(self, char: str) -> bool:
+        return True
+
     def __init__(self, prepend: str) -> None:
         self.prepend = prepend
 
@@ -1365,6 +1412,11 @@ def _can_match_empty(pattern: str, compiled: regex.Pattern[str]) -> bool:
     return bool(regex.search(r"\(\?<?[=!]|\\[bBAZzGKmMy]|[$^]", pattern))
 
 
+#: ``Replace`` regexes that match only spaces or ``▁`` (what SentencePiece's
+#: ``tokenizer.json`` form writes): they leave every other character alone.
+_SPACE_ONLY_PATTERNS: Final = frozenset({" {2,}", " +", r"\A ", "\u2581+" + r"(?![\s\S])", r" +(?![\s\S])"})
+
+
 class Replace(Normalizer):
     """Replace every match of ``pattern`` with ``content``, left to right.
 
@@ -1384,6 +1436,16 @@ class Replace(Normalizer):
 
     __slots__ = ("_empty", "_regex", "_template", "content", "is_regex", "pattern")
     type_name = "Replace"
+
+    @property
+    def space_local(self) -> bool:
+        """Spaces replaced, or runs of them."""
+        return self.pattern == " " or (self.is_regex and self.pattern in (" {2,}", " +"))
+
+    def keeps(self, char: str) -> bool:
+        if not self.is_regex:
+            return char not in self.pattern and char not in self.content
+        return self.pattern in _SPACE_ONLY_PATTERNS and char not in self.content
 
     def __init__(self, pattern: str, content: str, *, is_regex: bool = False) -> None:
         self.pattern = pattern
@@ -1478,6 +1540,11 @@ class Strip(Normalizer):
 
     __slots__ = ("strip_left", "strip_right")
     type_name = "Strip"
+
+    space_local = True  # character-local, or acting at the ends only
+
+    def keeps(self, char: str) -> bool:
+        return True
 
     def __init__(self, *, strip_left: bool = True, strip_right: bool = True) -> None:
         self.strip_left = strip_left
@@ -1576,6 +1643,13 @@ class Sequence(Normalizer):
 
     __slots__ = ("normalizers",)
     type_name = "Sequence"
+
+    @property
+    def space_local(self) -> bool:
+        return all(n.space_local for n in self.normalizers)
+
+    def keeps(self, char: str) -> bool:
+        return all(n.keeps(char) for n in self.normalizers)
 
     def __init__(self, normalizers: Iterable[Normalizer]) -> None:
         self.normalizers: tuple[Normalizer, ...] = tuple(normalizers)

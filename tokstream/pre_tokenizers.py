@@ -65,6 +65,9 @@ from typing import Final
 import numpy as np
 import regex
 
+from .models.base import Spelling
+from .stability import NO_CUT, Cut, CutKind
+
 __all__ = [
     "PATTERNS",
     "RegexSplit",
@@ -226,7 +229,7 @@ class RegexSplit:
     backtracking blow-up). ``cut`` is one stdlib ``re.split``.
     """
 
-    __slots__ = ("pattern", "_regex", "space_safe", "findall", "findall_ascii", "_unicode16")
+    __slots__ = ("pattern", "_regex", "space_safe", "findall", "findall_ascii", "_unicode16", "__weakref__")
 
     def __init__(
         self, pattern: str, *, space_safe: bool | None = None, unicode16: bool | None = None
@@ -289,6 +292,40 @@ class RegexSplit:
             return [text]
         return _SAFE_SPACE.split(text)
 
+    # ---------------------------------------------------------- as a pipeline stage
+
+    def pre_tokenize(self, pieces: list[str]) -> list[str]:
+        """The pieces of each piece (``split_exact``)."""
+        split = self.split_exact
+        return [p for piece in pieces for p in split(piece)]
+
+    def pre_tokenize_continued(self, pieces: list[str]) -> list[str]:
+        return self.pre_tokenize(pieces)
+
+    def pre_tokenize_spans(self, pieces: list[SpannedPiece]) -> list[SpannedPiece]:
+        return located_spans(self.pre_tokenize, pieces)
+
+    def byte_level_split(self) -> tuple[RegexSplit, bool, Spelling]:
+        """A rank file's pieces go to the model as text."""
+        return self, False, Spelling.TEXT
+
+    def cut_rule(self) -> Cut:
+        """``regex_cut`` for the named patterns; other patterns keep everything open."""
+        if not known_pattern(self.pattern):
+            return NO_CUT
+        return Cut(CutKind.REGEX, split=self.split_exact, last_space_apart=splits_last_space_apart(self.pattern))
+
+    def to_json(self) -> dict[str, object]:
+        """The ``tokenizer.json`` form: this regex as an isolating ``Split``, then the
+        byte-level alphabet (``tokenizers``' Oniguruma spelling of the pattern)."""
+        return {
+            "type": "Sequence",
+            "pretokenizers": [
+                {"type": "Split", "pattern": {"Regex": oniguruma_spelling(self.pattern)}, "behavior": "Isolated", "invert": False},
+                {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
+            ],
+        }
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, RegexSplit) and other.pattern == self.pattern
 
@@ -334,6 +371,17 @@ def _spans(pattern: regex.Pattern[str], text: str) -> list[tuple[int, int]]:
 class PreTokenizer:
     """Base class: ``pre_tokenize(pieces)`` splits (and may rewrite) every piece;
     ``pre_tokenize_spans`` does the same carrying each character's span (module notes)."""
+
+    def cut_rule(self) -> Cut:
+        """What appending text can change (``stability``): by default everything after
+        the start stays open."""
+        return NO_CUT
+
+    def byte_level_split(self) -> tuple[RegexSplit, bool, Spelling] | None:
+        """``(split, prefix_space, spelling)`` when this pre-tokenizer is one known total
+        regex whose pieces go to the model as ``spelling`` (the byte-level fast path:
+        ``_fastpath.PieceEncoder``), else None."""
+        return None
 
     def pre_tokenize(self, pieces: list[str]) -> list[str]:
         raise NotImplementedError
@@ -488,9 +536,16 @@ class ByteLevel(PreTokenizer):
     """GPT-2 byte-level: optional prefix space, optional GPT-2 regex split, then each
     piece's UTF-8 bytes spelled in the byte-level alphabet (``byte_level.BYTE_TO_CHAR``)."""
 
+    def byte_level_split(self) -> tuple[RegexSplit, bool, Spelling] | None:
+        return self._shape
+
+    def cut_rule(self) -> Cut:
+        return _regex_cut_rule(self)
+
     def __init__(self, *, add_prefix_space: bool = True, use_regex: bool = True, trim_offsets: bool = True) -> None:
         self.add_prefix_space, self.use_regex, self.trim_offsets = add_prefix_space, use_regex, trim_offsets
         self._regex = regex.compile(_BYTE_LEVEL_PATTERN)
+        self._shape = _byte_level_shape(self)
 
     def pre_tokenize(self, pieces: list[str]) -> list[str]:
         from .byte_level import bytes_to_proxy
@@ -542,6 +597,10 @@ class Metaspace(PreTokenizer):
     """SentencePiece whitespace: spaces become ``replacement`` (``▁``), which is also
     prepended (``prepend_scheme`` "always", or "first" for the first piece only), and
     with ``split`` each ``▁`` starts a new piece."""
+
+    def cut_rule(self) -> Cut:
+        """With ``split``, every piece starts at a run of ``▁`` (spaces)."""
+        return Cut(CutKind.SPACE_RUN) if self.split else NO_CUT
 
     def __init__(self, *, replacement: str = "\u2581", prepend_scheme: str = "always", split: bool = True) -> None:
         if prepend_scheme not in ("always", "first", "never"):
@@ -604,6 +663,10 @@ def _find_all(text: str, sub: str) -> list[int]:
 class Whitespace(PreTokenizer):
     """``\\w+|[^\\w\\s]+`` pieces; whitespace is dropped."""
 
+    def cut_rule(self) -> Cut:
+        """Every ASCII whitespace character splits."""
+        return Cut(CutKind.WHITESPACE)
+
     _regex = regex.compile(r"\w+|[^\w\s]+")
 
     def pre_tokenize(self, pieces: list[str]) -> list[str]:
@@ -618,6 +681,10 @@ class Whitespace(PreTokenizer):
 
 class WhitespaceSplit(PreTokenizer):
     """Split on Unicode whitespace, dropping it."""
+
+    def cut_rule(self) -> Cut:
+        """Every ASCII whitespace character splits."""
+        return Cut(CutKind.WHITESPACE)
 
     _regex = regex.compile(r"\S+")
 
@@ -652,6 +719,10 @@ class BertPreTokenizer(PreTokenizer):
     10 MB/s, 4x the ``regex`` module here) and on ASCII text a translation with ASCII
     classes runs at about 30 MB/s.
     """
+
+    def cut_rule(self) -> Cut:
+        """Every ASCII whitespace character splits."""
+        return Cut(CutKind.WHITESPACE)
 
     _re = re.compile(rf"{_PUNCT}|[^{_WHITE_SPACE}{_PUNCT[1:-1]}]+")
     _re_ascii = re.compile(r"[!-/:-@\[-`{-~]|[^\t\n\x0b\x0c\r !-/:-@\[-`{-~]+")
@@ -731,6 +802,24 @@ class Digits(PreTokenizer):
 _BY_ONIGURUMA: Final = {oniguruma_spelling(p): p for p in _SPACE_SAFE} | {p: p for p in _SPACE_SAFE}
 
 
+def _byte_level_shape(pre: PreTokenizer) -> tuple[RegexSplit, bool, Spelling] | None:
+    found = byte_level_regex(pre)
+    return None if found is None else (found[0], found[1], Spelling.BYTE_LEVEL)
+
+
+def _regex_cut_rule(pre: ByteLevel | Sequence) -> Cut:
+    shape = pre.byte_level_split()
+    if shape is None:
+        return NO_CUT
+    split, prefix_space, _ = shape
+    return Cut(
+        CutKind.REGEX,
+        split=split.split_exact,
+        last_space_apart=splits_last_space_apart(split.pattern),
+        prefix_space=prefix_space,
+    )
+
+
 def byte_level_regex(pre: PreTokenizer | None) -> tuple[RegexSplit, bool] | None:
     """``(split, add_prefix_space)`` when ``pre`` is "prefix a space, take the matches of
     one pattern that matches every character, spell each in the byte-level alphabet"
@@ -760,8 +849,15 @@ def byte_level_regex(pre: PreTokenizer | None) -> tuple[RegexSplit, bool] | None
 class Sequence(PreTokenizer):
     """Apply pre-tokenizers in order, each to every piece of the one before."""
 
+    def byte_level_split(self) -> tuple[RegexSplit, bool, Spelling] | None:
+        return self._shape
+
+    def cut_rule(self) -> Cut:
+        return _regex_cut_rule(self)
+
     def __init__(self, pretokenizers: list[PreTokenizer]) -> None:
         self.pretokenizers = pretokenizers
+        self._shape = _byte_level_shape(self)
 
     def pre_tokenize(self, pieces: list[str]) -> list[str]:
         for p in self.pretokenizers:

@@ -1,45 +1,67 @@
-"""``Tokenizer``: the pipeline text -> pre-tokens -> model -> ids, and decode back.
+"""``Tokenizer``: the public face of one ``Pipeline``: encode, decode, offsets, stability.
 
-This module composes the stages; each stage lives in its own module, and the cached
-encode path in ``_fastpath``. It matches tiktoken's ``Encoding`` for byte-level BPE on
-rank files (ids, decode, special-token policy, lone surrogates).
+Every tokenizer is one pipeline of typed stages (``pipeline``), a rank file included.
+``Tokenizer`` adds what a user calls: input checks, the special-token policy (tiktoken's
+semantics, resolved by ``specials.resolve_policy`` and cached), lone-surrogate
+handling as tiktoken's, the token bytes table behind ``decode_bytes`` (``tok.vocab``),
+the stability rule (``stability``), pickling and the fingerprint. It matches tiktoken's
+``Encoding`` on rank files and ``tokenizers``' ``Tokenizer`` on ``tokenizer.json``.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import re
-import struct
-from collections.abc import Iterable, Mapping, Sequence
+import threading
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from ._fastpath import PieceEncoder
-from ._pipeline import Pipeline
-from ._stability import SpecialHold, regex_cut
-from .byte_level import bytes_to_proxy, proxy_to_bytes
-from .errors import InvalidTokenIdError, TokstreamError
-from .models.bpe import BytePairEncoder
-from .pre_tokenizers import RegexSplit, known_pattern, splits_last_space_apart
+from .added_vocabulary import Matcher
+from .byte_level import bytes_to_proxy
+from .decoders import Decoder, byte_local
+from .errors import InvalidTokenIdError
+from .pipeline import Pipeline
 from .specials import SpecialPolicy, SpecialSet, resolve_policy
-from .specials import _matcher as _special_matcher
+from .stability import Stability
+from .vocab import Vocabulary
 
 if TYPE_CHECKING:
     from os import PathLike
 
-__all__ = ["Tokenizer"]
+__all__ = ["StableEncoding", "Tokenizer", "check_text"]
 
 # encode_batch goes to worker processes above this many characters in total.
 _PARALLEL_MIN_CHARS: Final = 4 << 20
+
+#: How to rebuild a tokenizer in another process: a picklable function and its args.
+Recipe = tuple[Callable[..., "Tokenizer"], tuple[Any, ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class StableEncoding:
+    """``Tokenizer.encode_stable``'s result.
+
+    ``ids`` are the text's ids (only the stable ones with ``tail=False``);
+    ``stable_len`` the leading ids no continuation of the text changes; ``boundary``
+    the text offset they end at (``stable_boundary``); ``continued``: the text after
+    ``boundary`` continues the section (encode it with ``continued=True``) rather than
+    opening a new one after a token.
+    """
+
+    ids: list[int]
+    stable_len: int
+    boundary: int
+    continued: bool
 
 
 class Tokenizer:
     """A tokenizer: encode text to ids and decode ids to text, exactly as the reference.
 
-    Build one with ``tokstream.load(name_or_path)`` or a ``Tokenizer.from_*`` method.
+    Build one with ``tokstream.load(name_or_path)``, a ``Tokenizer.from_*`` method, or
+    from tiktoken-style ranks: ``Tokenizer(ranks, pattern=..., special_tokens=...)``.
 
     >>> import tokstream
     >>> tok = tokstream.load("cl100k_base")
@@ -51,52 +73,71 @@ class Tokenizer:
 
     def __init__(
         self,
-        ranks: Mapping[bytes, int],
+        ranks: Mapping[bytes, int] | None = None,
         *,
-        pattern: str,
+        pattern: str | None = None,
         special_tokens: Mapping[str, int] | None = None,
         name: str | None = None,
         explicit_n_vocab: int | None = None,
+        pipeline: Pipeline | None = None,
+        recipe: Recipe | None = None,
+        source_bytes: bytes | None = None,
     ) -> None:
-        """Build a byte-level BPE tokenizer from merge ranks and a pre-tokenizer regex.
+        """Build a tokenizer from a rank file's ``ranks`` and ``pattern`` (a regex or a
+        name from ``tokstream.pre_tokenizers.PATTERNS``) with ``special_tokens``, or
+        from a ``pipeline`` of stages.
 
-        ``pattern`` is a regex or a name from ``tokstream.pre_tokenizers.PATTERNS``.
+        ``recipe`` is how another process rebuilds it (pickling; by default the
+        stages pickle themselves); ``source_bytes`` the file it came from, which
+        decides the fingerprint when the stages have no exact ``tokenizer.json`` form.
         """
+        if pipeline is None:
+            if ranks is None or pattern is None:
+                raise TypeError("Tokenizer needs ranks and pattern=, or pipeline=")
+            pipeline = Pipeline.from_ranks(ranks, pattern, special_tokens)
+        elif ranks is not None or pattern is not None or special_tokens is not None:
+            raise TypeError("pass either ranks (with pattern= and special_tokens=) or pipeline=, not both")
         self.name = name or "tokenizer"
-        self._ranks: Mapping[bytes, int] = ranks
-        self._model = BytePairEncoder(ranks)
-        self._pre = RegexSplit(pattern)
-        self._special_tokens: dict[str, int] = dict(special_tokens or {})
-        self._special_ids: frozenset[int] = frozenset(self._special_tokens.values())
-        self._source: tuple[Any, ...] | None = None
-        self._fingerprint: str | None = None
-        self._pipeline: Pipeline | None = None
-        self._holds: dict[frozenset[str], SpecialHold] = {}
-        self._policies: dict[tuple[SpecialSet, SpecialSet], SpecialPolicy] = {}
-
-        n_vocab = max([*ranks.values(), *self._special_tokens.values()], default=-1) + 1
-        table: list[bytes | None] = [None] * n_vocab
-        for token_bytes, rank in ranks.items():
-            table[rank] = token_bytes
-        if len(ranks) != len(set(ranks.values())):
-            raise ValueError("two tokens share one rank; ranks must be unique")
-        for text, sid in self._special_tokens.items():
-            if table[sid] is not None:
-                raise ValueError(f"special token {text!r} reuses the id {sid} of a token")
-            table[sid] = text.encode("utf-8")
+        self.pipeline = pipeline
+        n_vocab = pipeline.n_vocab
         if explicit_n_vocab is not None and explicit_n_vocab != n_vocab:
-            raise ValueError(
-                f"{self.name}: expected {explicit_n_vocab} token ids, the ranks and "
-                f"specials give {n_vocab}"
-            )
-        self._table = table
+            raise ValueError(f"{self.name}: expected {explicit_n_vocab} token ids, the ranks and specials give {n_vocab}")
         self._n_vocab = n_vocab
-
-        self._fast = PieceEncoder(self._pre, self._model.encode_piece, ranks)
-        self._known_pattern = known_pattern(self._pre.pattern)
-        self._last_space_apart = splits_last_space_apart(self._pre.pattern)
+        self._special_tokens = dict(pipeline.added.special_tokens)
+        special_ids = frozenset(self._special_tokens.values())
+        self._vocab = Vocabulary(
+            pipeline.token_bytes_table(),
+            special_ids=special_ids,
+            added_ids=pipeline.added_ids,
+            spellings=pipeline.spellings,
+            name=self.name,
+        )
+        # decode_bytes' table, and the set skip_special_tokens drops.
+        self._table = self._vocab.table
+        self._special_ids = special_ids
+        # Byte-local decoders (a rank file's, a lone ByteLevel): decode is the table.
+        self._byte_decode = byte_local(pipeline.decoder)
+        self._stability = Stability(pipeline)
+        self._policies: dict[tuple[SpecialSet, SpecialSet], tuple[SpecialPolicy, Matcher | None]] = {}
+        self._recipe = recipe
+        self._source_bytes = source_bytes
+        self._fingerprint: str | None = None
+        self._identity = uuid.uuid4().hex
 
     # ------------------------------------------------------------------ loading
+
+    @classmethod
+    def from_pipeline(cls, pipeline: Pipeline, *, name: str | None = None) -> Tokenizer:
+        """A tokenizer over ``pipeline``'s stages (``tokstream.pipeline``)."""
+        return cls(pipeline=pipeline, name=name)
+
+    @classmethod
+    def from_str(cls, json_text: str | bytes, *, name: str = "tokenizer") -> Tokenizer:
+        """A tokenizer from the text of a ``tokenizer.json`` (``tokenizers``'
+        ``Tokenizer.from_str``)."""
+        from .formats.hf_json import pipeline_from_json
+
+        return cls(pipeline=pipeline_from_json(json_text, source=name), name=name)
 
     @classmethod
     def from_tiktoken(
@@ -114,37 +155,10 @@ class Tokenizer:
         ``expected_hash``, when given, is the file's sha256; a mismatch raises
         ``HashMismatchError``.
         """
-        from .formats.tiktoken import load_tiktoken_file
+        from .formats.tiktoken import read_rank_file
 
-        return load_tiktoken_file(
-            path,
-            pattern=pattern,
-            special_tokens=special_tokens,
-            name=name,
-            expected_hash=expected_hash,
-        )
-
-    @classmethod
-    def _from_pipeline(cls, pipeline: Pipeline, *, name: str) -> Tokenizer:
-        """A tokenizer over a ``tokenizers``-style pipeline (see ``_pipeline``)."""
-        tok = cls.__new__(cls)
-        tok.name = name
-        tok._pipeline = pipeline
-        tok._ranks = {}
-        tok._model = None  # type: ignore[assignment]
-        tok._pre = None  # type: ignore[assignment]
-        tok._special_tokens = {t.content: t.id for t in pipeline.added_tokens if t.special}
-        tok._special_ids = frozenset(tok._special_tokens.values())
-        tok._source = None
-        tok._fingerprint = None
-        tok._holds = {}
-        tok._policies = {}
-        tok._known_pattern = tok._last_space_apart = False
-        ids = [*pipeline.vocab.values(), *(t.id for t in pipeline.added_tokens)]
-        tok._n_vocab = max(ids, default=-1) + 1
-        tok._table = pipeline.token_bytes_table(tok._n_vocab)
-        tok._fast = None  # type: ignore[assignment]
-        return tok
+        ranks, stem = read_rank_file(path, expected_hash=expected_hash)
+        return cls(ranks, pattern=pattern, special_tokens=special_tokens, name=name or stem)
 
     @classmethod
     def from_file(cls, path: str | PathLike[str]) -> Tokenizer:
@@ -153,22 +167,29 @@ class Tokenizer:
         An unknown component raises ``NotImplementedError`` naming it and its JSON path;
         a malformed file raises ``TokenizerFileError`` (a ``ValueError``) naming the path.
         """
-        from .formats.hf_json import load_hf_json
+        from .formats.hf_json import read_hf_json
 
-        return load_hf_json(path)
+        pipeline, name = read_hf_json(path)
+        return cls(pipeline=pipeline, name=name)
 
     @classmethod
     def from_sentencepiece(cls, path: str | PathLike[str]) -> Tokenizer:
         """Load a SentencePiece ``.model`` (BPE or Unigram); ids equal ``sentencepiece``'s."""
-        from .formats.spm_pipeline import load_sentencepiece
+        from .formats.spm_pipeline import read_sentencepiece_file, sentencepiece_pipeline
 
-        return load_sentencepiece(path)
+        data, name = read_sentencepiece_file(path)
+        return cls(
+            pipeline=sentencepiece_pipeline(data, name=name),
+            name=name,
+            recipe=(_from_sentencepiece_bytes, (data, name)),
+            source_bytes=data,
+        )
 
     def save(self, path: str | PathLike[str]) -> None:
         """Write a ``tokenizer.json`` that ``tokenizers`` and ``from_file`` load."""
-        from .formats.hf_json import save_hf_json
+        from .formats.hf_json import write_hf_json
 
-        save_hf_json(self, path)
+        write_hf_json(self.pipeline, path)
 
     # ----------------------------------------------------------------- encoding
 
@@ -191,12 +212,13 @@ class Tokenizer:
         >>> tok.encode("<|endoftext|>", allowed_special="all")
         [100257]
         """
-        _check_text(text)
-        policy = self._policy(allowed_special, disallowed_special)
+        if type(text) is not str:
+            check_text(text)
+        policy, matcher = self._policy(allowed_special, disallowed_special)
         policy.check(text)
-        ids = self._encode_part(text, policy, first=True)
-        if add_special_tokens and self._pipeline is not None:
-            ids = self._pipeline.post_process(ids)
+        ids = self._encode_part(text, matcher, False)
+        if add_special_tokens:
+            ids = self.pipeline.post_process(ids)
         return ids
 
     def encode_ordinary(self, text: str) -> list[int]:
@@ -206,11 +228,9 @@ class Tokenizer:
         >>> tok.encode_ordinary("<|endoftext|>")
         [27, 91, 8862, 728, 428, 91, 29]
         """
-        _check_text(text)
-        try:
-            return self._encode_plain(text)
-        except UnicodeEncodeError:
-            return self._encode_plain(_replace_surrogates(text))
+        if type(text) is not str:
+            check_text(text)
+        return self._encode_part(text, self._policy((), ())[1], False)
 
     def encode_batch(
         self,
@@ -231,8 +251,8 @@ class Tokenizer:
             raise TypeError("encode_batch takes a sequence of strings, not one string")
         texts = list(texts)
         for text in texts:
-            _check_text(text)
-        kw = dict(
+            check_text(text)
+        kw: dict[str, Any] = dict(
             allowed_special=allowed_special,
             disallowed_special=disallowed_special,
             add_special_tokens=add_special_tokens,
@@ -243,50 +263,9 @@ class Tokenizer:
             from ._parallel import encode_in_pool
 
             return encode_in_pool(self, texts, kw, workers)
-        return [self.encode(t, **kw) for t in texts]  # type: ignore[arg-type]
+        return [self.encode(t, **kw) for t in texts]
 
     def encode_with_offsets(
-        self, text: str, **encode_kw: Any
-    ) -> tuple[list[int], list[tuple[int, int]]]:
-        """Encode and return ``(ids, offsets)``; ``offsets[i] = (start, end)`` in code points.
-
-        ``ids`` equal ``encode(text, **encode_kw)``. A token covers every character that
-        any of its bytes belongs to. When a character's UTF-8 bytes are split over
-        several tokens (an emoji in byte-level BPE, ``<0xXX>`` byte fallback), each of
-        those tokens covers the whole character, so their spans overlap; the same
-        convention as Hugging Face ``tokenizers``. Offsets index the original ``text``
-        even where lone surrogates were replaced.
-
-        For ``tokenizer.json`` and SentencePiece tokenizers, offsets go through the
-        normalizer's alignment: a token covers the original characters its normalized
-        characters came from (``_pipeline`` module notes). Characters normalized
-        together (an NFC composite, a ``Replace`` match) are covered whole, where
-        ``tokenizers`` gives only their first or last character; a token made only of
-        inserted text (a prepended ``▁``) is zero-width where it was inserted. An added
-        token covers its match, with the whitespace its ``lstrip``/``rstrip`` took;
-        special tokens the post-processor adds (``add_special_tokens=True``) get
-        ``(0, 0)``, as in ``tokenizers``.
-
-        >>> tok = __import__("tokstream").load("cl100k_base")
-        >>> tok.encode_with_offsets("hi there")
-        ([6151, 1070], [(0, 2), (2, 8)])
-        """
-        if self._pipeline is not None:
-            return self._encode_pipeline_offsets(text, **encode_kw)
-        ids = self.encode(text, **encode_kw)
-        fixed = text
-        try:
-            data = text.encode("utf-8")
-        except UnicodeEncodeError:
-            fixed = _replace_surrogates(text)
-            data = fixed.encode("utf-8")
-        offsets = _char_offsets(data, [len(self._table[i] or b"") for i in ids])
-        if fixed is not text and len(fixed) != len(text):
-            back = _surrogate_index_map(text)
-            offsets = [(back[a], back[b]) for a, b in offsets]
-        return ids, offsets
-
-    def _encode_pipeline_offsets(
         self,
         text: str,
         *,
@@ -294,97 +273,94 @@ class Tokenizer:
         disallowed_special: SpecialSet = "all",
         add_special_tokens: bool = False,
     ) -> tuple[list[int], list[tuple[int, int]]]:
-        """``encode_with_offsets`` in pipeline mode: ``encode``'s steps, with spans."""
-        pipeline = self._pipeline
-        assert pipeline is not None  # only called in pipeline mode
-        _check_text(text)
-        policy = self._policy(allowed_special, disallowed_special)
+        """Encode and return ``(ids, offsets)``; ``offsets[i] = (start, end)`` in code points.
+
+        ``ids`` equal ``encode(text, ...)``. A token covers every character that any
+        of its bytes belongs to. When a character's UTF-8 bytes are split over
+        several tokens (an emoji in byte-level BPE, ``<0xXX>`` byte fallback), each of
+        those tokens covers the whole character, so their spans overlap; the same
+        convention as Hugging Face ``tokenizers``. Offsets index the original ``text``
+        even where lone surrogates were replaced.
+
+        Through a normalizer, offsets follow its alignment: a token covers the
+        original characters its normalized characters came from (``offsets`` module
+        notes). Characters normalized together (an NFC composite, a ``Replace``
+        match) are covered whole, where ``tokenizers`` gives only their first or last
+        character; a token made only of inserted text (a prepended ``▁``) is
+        zero-width where it was inserted. An added token covers its match, with the
+        whitespace its ``lstrip``/``rstrip`` took; special tokens the post-processor
+        adds (``add_special_tokens=True``) get ``(0, 0)``, as in ``tokenizers``.
+
+        >>> tok = __import__("tokstream").load("cl100k_base")
+        >>> tok.encode_with_offsets("hi there")
+        ([6151, 1070], [(0, 2), (2, 8)])
+        """
+        check_text(text)
+        policy, matcher = self._policy(allowed_special, disallowed_special)
         policy.check(text)
         try:
-            ids, offsets = self._pipeline_offsets(text, policy.allowed)
+            ids, offsets = self._offsets(text, matcher)
         except UnicodeEncodeError:
             fixed = _replace_surrogates(text)
-            ids, offsets = self._pipeline_offsets(fixed, policy.allowed)
+            ids, offsets = self._offsets(fixed, matcher)
             if len(fixed) != len(text):
                 back = _surrogate_index_map(text)
                 offsets = [(back[a], back[b]) for a, b in offsets]
-        if add_special_tokens and pipeline.post_processor is not None:
-            before, after = pipeline.post_processor.added_ids()
-            ids = pipeline.post_process(ids)
+        if add_special_tokens:
+            before, after = self.pipeline.added_ids
+            ids = self.pipeline.post_process(ids)
             offsets = [(0, 0)] * len(before) + offsets + [(0, 0)] * len(after)
         return ids, offsets
 
-    def _pipeline_offsets(
-        self, text: str, allowed: frozenset[str]
-    ) -> tuple[list[int], list[tuple[int, int]]]:
-        """``_encode_pipeline`` with offsets: an added token spans its match."""
-        pipeline = self._pipeline
-        assert pipeline is not None  # only called in pipeline mode
+    def _offsets(self, text: str, matcher: Matcher | None) -> tuple[list[int], list[tuple[int, int]]]:
+        """Ids and offsets of policy-checked ``text``: an added token spans its match."""
+        pipeline = self.pipeline
+        if matcher is None:
+            return pipeline.encode_plain_offsets(text)
         ids: list[int] = []
         offsets: list[tuple[int, int]] = []
-        plain_start: int | None = None
         pos = 0
-        for piece, token in pipeline.split_added(text):
+        for piece, token in matcher.split(text):
             end = pos + len(piece)
-            if token is None or (token.special and token.content not in allowed):
-                if plain_start is None:
-                    plain_start = pos
+            if token is None:
+                more_ids, more = pipeline.encode_plain_offsets(piece, pos)
+                ids += more_ids
+                offsets += more
             else:
-                if plain_start is not None:
-                    more_ids, more = pipeline.encode_plain_offsets(text[plain_start:pos], plain_start)
-                    ids += more_ids
-                    offsets += more
-                    plain_start = None
                 ids.append(token.id)
                 offsets.append((pos, end))
             pos = end
-        if plain_start is not None:
-            more_ids, more = pipeline.encode_plain_offsets(text[plain_start:], plain_start)
-            ids += more_ids
-            offsets += more
         return ids, offsets
 
-    def _encode_checked(self, text: str, policy: SpecialPolicy, first: bool = True) -> list[int]:
-        """Ids of ``text`` (already checked against the policy); ``first=False``: it
-        continues a cut (``stable_boundary``), so no start-of-text rules apply."""
-        if self._pipeline is not None:
-            return self._encode_pipeline(text, policy.allowed, first)
-        if not policy.allowed:
-            return self._encode_plain(text)
-        out: list[int] = []
-        specials = self._special_tokens
-        for plain, special in policy.segments(text):
-            if plain:
-                out += self._encode_plain(plain)
-            if special is not None:
-                out.append(specials[special])
-        return out
+    def _encode_part(self, text: str, matcher: Matcher | None, continued: bool) -> list[int]:
+        """Ids of policy-checked ``text``; ``continued`` when it continues a cut.
+        Lone surrogates are replaced as tiktoken does."""
+        try:
+            return self.pipeline.encode(text, matcher, continued=continued)
+        except UnicodeEncodeError:
+            return self.pipeline.encode(_replace_surrogates(text), matcher, continued=continued)
 
-    def _encode_plain(self, text: str) -> list[int]:
-        if self._pipeline is not None:
-            return self._encode_pipeline(text, frozenset())
-        return self._fast.encode(text)
+    def _policy(self, allowed_special: SpecialSet, disallowed_special: SpecialSet) -> tuple[SpecialPolicy, Matcher | None]:
+        """The resolved policy and the added tokens it matches, cached for hashable
+        arguments (the defaults, "all", frozensets): resolving 256 specials is ~5 us."""
+        try:
+            key = (allowed_special, disallowed_special)
+            found = self._policies.get(key)
+        except TypeError:  # a set or a list: resolve every time
+            policy = resolve_policy(self._special_tokens, allowed_special, disallowed_special)
+            return policy, self.pipeline.added.matcher(policy.allowed)
+        if found is None:
+            policy = resolve_policy(self._special_tokens, allowed_special, disallowed_special)
+            found = (policy, self.pipeline.added.matcher(policy.allowed))
+            if len(self._policies) < 64:
+                self._policies[key] = found
+        return found
 
-    def _encode_pipeline(self, text: str, allowed: frozenset[str], first: bool = True) -> list[int]:
-        """Added tokens split first; a special that is not allowed is plain text, and
-        neighbouring plain text is encoded as one run. ``first=False``: ``text``
-        continues a cut (``stable_boundary``), so its opening run has no start rules."""
-        pipeline = self._pipeline
-        assert pipeline is not None  # only called in pipeline mode
-        out: list[int] = []
-        plain = ""
-        for piece, token in pipeline.split_added(text):
-            if token is None or (token.special and token.content not in allowed):
-                plain += piece
-                continue
-            if plain:
-                out += pipeline.encode_plain(plain, first=first)
-                plain = ""
-            first = True
-            out.append(token.id)
-        if plain:
-            out += pipeline.encode_plain(plain, first=first)
-        return out
+    def special_policy(self, allowed_special: SpecialSet = frozenset(), disallowed_special: SpecialSet = "all") -> SpecialPolicy:
+        """The special-token policy ``encode`` resolves for these arguments (which
+        literals split as tokens, which raise): what a streaming caller checks chunks
+        against (``SpecialPolicy.check`` with a stream offset)."""
+        return self._policy(allowed_special, disallowed_special)[0]
 
     # ---------------------------------------------------------------- stability
 
@@ -399,11 +375,11 @@ class Tokenizer:
         string ``s``, ``encode(text[:b])`` is a prefix of ``encode(text + s)`` (same
         special-token options; they raise as ``encode`` does).
 
-        It comes from the pre-tokenizer's and the model's own rules (module
-        ``_stability``), never from trial encodings, so it is sound; it is tight for
-        the named regex patterns and cuts before runs of spaces for SentencePiece,
-        Mistral and BERT pipelines. Text that may still complete a special token's
-        literal, a trailing whitespace run and a lone surrogate are never passed.
+        It comes from the stages' declared rules (module ``stability``), never from
+        trial encodings, so it is sound; it is tight for the named regex patterns and
+        cuts before runs of spaces for SentencePiece, Mistral and BERT pipelines. Text
+        that may still complete a special token's literal, a trailing whitespace run
+        and a lone surrogate are never passed.
 
         >>> tok = __import__("tokstream").load("cl100k_base")
         >>> text = "Hello world, how are"
@@ -411,70 +387,70 @@ class Tokenizer:
         >>> text[:b], text[b:]
         ('Hello world, how', ' are')
         """
-        _check_text(text)
-        policy = self._policy(allowed_special, disallowed_special)
+        check_text(text)
+        policy, _ = self._policy(allowed_special, disallowed_special)
         policy.check(text)
-        return self._stream_cut(text, policy, first=True)[0]
+        return self._stability.cut(text, policy, True)[0]
 
-    def _stream_cut(self, text: str, policy: SpecialPolicy, *, first: bool) -> tuple[int, bool]:
-        """``(b, new_section)``: a cut of ``text`` (``stable_boundary``), and whether
-        ``text[b:]`` opens a new section (after a token: start rules apply) rather
-        than continuing one. ``first``: whether ``text`` itself opens a section."""
-        limit = len(text)
-        m = _SURROGATE.search(text)
-        if m is not None:  # a pair may still form; encode replaces lone ones
-            limit = m.start()
-        pipeline = self._pipeline
-        if pipeline is None:
-            limit = self._special_hold(policy).hold(text, limit)
-            start = 0
-            if policy.allowed:
-                for special_match in _special_matcher(policy.allowed).finditer(text, 0, limit):
-                    start = special_match.end()
-            cut = (
-                regex_cut(self._pre.split_exact, text[start:limit], last_space_apart=self._last_space_apart)
-                if self._known_pattern
-                else 0
-            )
-        else:
-            start, limit = pipeline.open_section(text, limit, policy.allowed, policy.disallowed)
-            if start < 0:  # this pipeline's added tokens have no streaming rule
-                return 0, first
-            cut = pipeline.stream_cut(text[start:limit]) if start < limit else 0
-        if cut > 0:
-            return start + cut, False
-        if start > 0:
-            return start, True
-        return 0, first
+    def encode_stable(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialSet = "all",
+        add_special_tokens: bool = False,
+        continued: bool = False,
+        tail: bool = True,
+    ) -> StableEncoding:
+        """Encode ``text`` split at its stable boundary: the one call behind
+        ``StreamEncoder`` and ``PrefixCachePlanner``.
 
-    def _policy(self, allowed_special: SpecialSet, disallowed_special: SpecialSet) -> SpecialPolicy:
-        """``resolve_policy`` for this tokenizer, cached for hashable arguments (the
-        defaults, "all", frozensets): resolving 256 specials per call is ~5 us."""
-        try:
-            key = (allowed_special, disallowed_special)
-            policy = self._policies.get(key)
-        except TypeError:  # a set or a list: resolve every time
-            return resolve_policy(self._special_tokens, allowed_special, disallowed_special)
-        if policy is None:
-            policy = resolve_policy(self._special_tokens, allowed_special, disallowed_special)
-            if len(self._policies) < 64:
-                self._policies[key] = policy
-        return policy
+        ``ids`` equal ``encode(text, ...)``; ``ids[:stable_len]`` are the ids of
+        ``text[:boundary]``, which ``encode(text + s)`` keeps for every ``s``.
+        ``continued=True`` encodes ``text`` as the rest of a stream after an earlier
+        boundary whose ``continued`` was True (no start-of-text rules).
+        ``tail=False`` skips encoding the text after the boundary (``ids`` are then
+        only the stable ones). With ``add_special_tokens`` the post-processor's
+        leading ids count as stable and its trailing ones never do.
 
-    def _special_hold(self, policy: SpecialPolicy) -> SpecialHold:
-        key = policy.allowed | policy.disallowed
-        hold = self._holds.get(key)
-        if hold is None:
-            hold = self._holds[key] = SpecialHold(key)
-        return hold
+        >>> tok = __import__("tokstream").load("cl100k_base")
+        >>> r = tok.encode_stable("Hello world, how are")
+        >>> r.ids == tok.encode("Hello world, how are"), r.stable_len, r.boundary
+        (True, 4, 16)
+        """
+        if type(text) is not str:
+            check_text(text)
+        policy, matcher = self._policy(allowed_special, disallowed_special)
+        policy.check(text)
+        boundary, opens = self._stability.cut(text, policy, not continued)
+        ids = self._encode_part(text[:boundary], matcher, continued) if boundary else []
+        stable = len(ids)
+        if tail and boundary < len(text):
+            ids += self._encode_part(text[boundary:], matcher, not opens)
+        if add_special_tokens:
+            ids = self.pipeline.post_process(ids)
+            stable += len(self.pipeline.added_ids[0])
+        return StableEncoding(ids, stable, boundary, not opens)
 
-    def _encode_part(self, text: str, policy: SpecialPolicy, *, first: bool) -> list[int]:
-        """Ids of policy-checked ``text``; ``first=False`` when it continues a cut
-        (as ``_stream_cut`` returned it). Lone surrogates are replaced as tiktoken does."""
-        try:
-            return self._encode_checked(text, policy, first)
-        except UnicodeEncodeError:
-            return self._encode_checked(_replace_surrogates(text), policy, first)
+    def encode_continued(
+        self, text: str, *, allowed_special: SpecialSet = frozenset(), disallowed_special: SpecialSet = "all"
+    ) -> list[int]:
+        """The ids of ``text`` as the rest of a stream after a stable boundary whose
+        ``StableEncoding.continued`` was True: no start-of-text rule (a dummy prefix,
+        a prefix space) applies. ``encode(head + text)`` is then ``encode(head)``
+        followed by these ids, for the head before that boundary.
+
+        >>> tok = __import__("tokstream").load("cl100k_base")
+        >>> r = tok.encode_stable("Hello world, how are")
+        >>> rest = tok.encode_continued(" are you") if r.continued else tok.encode(" are you")
+        >>> r.ids[: r.stable_len] + rest == tok.encode("Hello world, how are you")
+        True
+        """
+        if type(text) is not str:
+            check_text(text)
+        policy, matcher = self._policy(allowed_special, disallowed_special)
+        policy.check(text)
+        return self._encode_part(text, matcher, True)
 
     # ----------------------------------------------------------------- decoding
 
@@ -494,9 +470,7 @@ class Tokenizer:
             self._raise_bad_id(ids)
         return data  # type: ignore[return-value]
 
-    def decode(
-        self, ids: Iterable[int], *, skip_special_tokens: bool = False, errors: str = "replace"
-    ) -> str:
+    def decode(self, ids: Iterable[int], *, skip_special_tokens: bool = False, errors: str = "replace") -> str:
         """Decode ids to text; invalid UTF-8 becomes U+FFFD under ``errors="replace"``.
 
         >>> tok = __import__("tokstream").load("cl100k_base")
@@ -504,14 +478,15 @@ class Tokenizer:
         'hello'
         """
         ids = ids if isinstance(ids, (list, tuple)) else list(ids)
+        data = self.decode_bytes(ids)  # validates every id, skipped ones included
         if skip_special_tokens and self._special_ids:
-            self.decode_bytes(ids)  # validates every id, skipped ones included
             special = self._special_ids
             ids = [i for i in ids if i not in special]
-        if self._pipeline is not None:
-            self.decode_bytes(ids)  # validates
-            return self._pipeline.decode(ids)
-        return self.decode_bytes(ids).decode("utf-8", errors)
+            if self._byte_decode:
+                data = self.decode_bytes(ids)
+        if self._byte_decode:
+            return data.decode("utf-8", errors)
+        return self.pipeline.decode(ids, self._vocab.spellings)
 
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes this token contributes to decoded text.
@@ -519,26 +494,22 @@ class Tokenizer:
         >>> __import__("tokstream").load("cl100k_base").token_bytes(15339)
         b'hello'
         """
-        table = self._table
-        if not isinstance(token_id, (int, np.integer)) or not 0 <= token_id < len(table):
-            raise InvalidTokenIdError(token_id, self.name, self._n_vocab)
-        data = table[token_id]
-        if data is None:
-            raise InvalidTokenIdError(token_id, self.name, self._n_vocab)
-        return data
+        return self._vocab.token_bytes(token_id)
 
     def _raise_bad_id(self, ids: Sequence[int]) -> None:
         table = self._table
         for i in ids:
-            if (
-                not isinstance(i, (int, np.integer))
-                or not 0 <= i < len(table)
-                or table[i] is None
-            ):
+            if not isinstance(i, (int, np.integer)) or not 0 <= i < len(table) or table[i] is None:
                 raise InvalidTokenIdError(i, self.name, self._n_vocab)
         raise AssertionError("unreachable: no bad id found")  # pragma: no cover
 
     # --------------------------------------------------------------- vocabulary
+
+    @property
+    def vocab(self) -> Vocabulary:
+        """The public vocabulary (token bytes, special ids, the index) that
+        ``stream/``, ``constrain/`` and ``cache/`` build on (``tokstream.vocab``)."""
+        return self._vocab
 
     @property
     def n_vocab(self) -> int:
@@ -551,33 +522,29 @@ class Tokenizer:
         return dict(self._special_tokens)
 
     @property
+    def decoder(self) -> Decoder | None:
+        """The decoder stage (``tokstream.decoders``), or None."""
+        return self.pipeline.decoder
+
+    @property
     def pattern(self) -> str:
-        """The pre-tokenizer regex ("" for tokenizers without one)."""
-        return self._pre.pattern if self._pre is not None else ""
+        """The pre-tokenizer regex of a byte-level regex tokenizer ("" for others)."""
+        split = self.pipeline.regex_split
+        return split.pattern if split is not None else ""
 
     def id_to_token(self, token_id: int) -> str:
         """The vocabulary's spelling of a token: the byte-level proxy (``"Ġhello"``).
 
         Special tokens are spelled as their literal.
         """
-        data = self.token_bytes(token_id)
-        if self._pipeline is not None:
-            return self._pipeline.id_to_token[token_id]
-        if token_id in self._special_ids:
-            return data.decode("utf-8")
-        return bytes_to_proxy(data)
+        self.token_bytes(token_id)  # validates
+        spelling = self._vocab.spellings[token_id]
+        return spelling if spelling is not None else bytes_to_proxy(self.token_bytes(token_id))
 
     def token_to_id(self, token: str) -> int | None:
         """The id of a vocabulary spelling (as ``id_to_token`` gives), or None."""
-        if token in self._special_tokens:
-            return self._special_tokens[token]
-        if self._pipeline is not None:
-            for t in self._pipeline.added_tokens:
-                if t.content == token:
-                    return t.id
-            return self._pipeline.vocab.get(token)
-        data = proxy_to_bytes(token)
-        return None if data is None else self._ranks.get(data)
+        found = self.pipeline.added.token_to_id(token)
+        return found if found is not None else self.pipeline.model.token_to_id(token)
 
     @property
     def fingerprint(self) -> str:
@@ -589,27 +556,8 @@ class Tokenizer:
         a large ``tokenizer.json``).
         """
         if self._fingerprint is None:
-            form = self._pipeline.rank_file_form() if self._pipeline is not None else None
-            if self._pipeline is not None and form is None:
-                self._fingerprint = self._pipeline_fingerprint()
-            else:
-                ranks, pattern, specials = form or (self._ranks, self._pre.pattern, self._special_tokens)
-                self._fingerprint = _rank_fingerprint(ranks, pattern, specials)
+            self._fingerprint = self.pipeline.fingerprint(self._source_bytes)
         return self._fingerprint
-
-    def _pipeline_fingerprint(self) -> str:
-        assert self._pipeline is not None  # only called in pipeline mode
-        try:
-            canonical = json.dumps(self._pipeline.to_json(), sort_keys=True, ensure_ascii=False)
-        except TokstreamError:
-            # No exact tokenizer.json form (a SentencePiece charsmap): the model file's
-            # bytes decide the ids instead.
-            if self._source is None or self._source[0] != "sentencepiece":
-                raise
-            return hashlib.sha256(b"tokstream-fingerprint-v1\0sentencepiece\0" + self._source[1]).hexdigest()
-        h = hashlib.sha256(b"tokstream-fingerprint-v1\0pipeline\0")
-        h.update(canonical.encode("utf-8", "surrogatepass"))
-        return h.hexdigest()
 
     def __repr__(self) -> str:
         return f"<Tokenizer {self.name!r} n_vocab={self._n_vocab}>"
@@ -617,26 +565,49 @@ class Tokenizer:
     # ------------------------------------------------------------------ pickling
 
     def __reduce__(self) -> tuple[Any, ...]:
-        from ._parallel import reduce_tokenizer
-
-        return reduce_tokenizer(self)
-
-
-def _rank_fingerprint(ranks: Mapping[bytes, int], pattern: str, specials: Mapping[str, int]) -> str:
-    h = hashlib.sha256(b"tokstream-fingerprint-v1\0byte-level-bpe\0")
-    items = sorted((r, b) for b, r in ranks.items())
-    h.update(struct.pack("<Q", len(items)))
-    h.update(b"".join(struct.pack("<QI", r, len(b)) + b for r, b in items))
-    h.update(pattern.encode("utf-8", "surrogatepass") + b"\0")
-    for text, sid in sorted(specials.items()):
-        h.update(struct.pack("<Q", sid) + text.encode("utf-8", "surrogatepass") + b"\0")
-    return h.hexdigest()
+        """Pickle as a recipe: the one the loader gave (an embedded name, the bytes of a
+        ``.model``), else the stages, which pickle compactly (a rank file as one bytes
+        blob). A process rebuilds each tokenizer once (``_restore``)."""
+        recipe = self._recipe or (_from_pipeline, (self.pipeline, self.name))
+        return (_restore, (self._identity, recipe, self._fingerprint))
 
 
-_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+_rebuilt: dict[str, Tokenizer] = {}
+_rebuilt_lock = threading.Lock()
 
 
-def _check_text(text: object) -> None:
+def _restore(identity: str, recipe: Recipe, fingerprint: str | None) -> Tokenizer:
+    """Unpickle: the tokenizer this process already rebuilt from ``identity``, or a new
+    one from ``recipe``."""
+    with _rebuilt_lock:
+        tok = _rebuilt.get(identity)
+    if tok is not None:
+        return tok
+    fn, args = recipe
+    tok = fn(*args)
+    if fingerprint is not None and tok._fingerprint is None:
+        tok._fingerprint = fingerprint
+    with _rebuilt_lock:
+        return _rebuilt.setdefault(identity, tok)
+
+
+def _from_pipeline(pipeline: Pipeline, name: str) -> Tokenizer:
+    return Tokenizer(pipeline=pipeline, name=name)
+
+
+def _from_sentencepiece_bytes(data: bytes, name: str) -> Tokenizer:
+    from .formats.spm_pipeline import sentencepiece_pipeline
+
+    return Tokenizer(
+        pipeline=sentencepiece_pipeline(data, name=name),
+        name=name,
+        recipe=(_from_sentencepiece_bytes, (data, name)),
+        source_bytes=data,
+    )
+
+
+def check_text(text: object) -> None:
+    """Raise ``TypeError`` unless ``text`` is a ``str``."""
     if not isinstance(text, str):
         raise TypeError(f"text must be str, not {type(text).__name__}")
 
@@ -652,29 +623,7 @@ def _surrogate_index_map(text: str) -> list[int]:
     i = 0
     while i < len(text):
         back.append(i)
-        pair = (
-            "\ud800" <= text[i] <= "\udbff"
-            and i + 1 < len(text)
-            and "\udc00" <= text[i + 1] <= "\udfff"
-        )
+        pair = "\ud800" <= text[i] <= "\udbff" and i + 1 < len(text) and "\udc00" <= text[i + 1] <= "\udfff"
         i += 2 if pair else 1
     back.append(len(text))
     return back
-
-
-def _char_offsets(data: bytes, lengths: list[int]) -> list[tuple[int, int]]:
-    """Code-point spans of consecutive byte runs of ``lengths`` over UTF-8 ``data``."""
-    if not lengths:
-        return []
-    arr = np.frombuffer(data, dtype=np.uint8)
-    # chars_before[b] = number of characters that start before byte b.
-    starts = (arr & 0xC0) != 0x80
-    chars_upto = np.concatenate(([0], np.cumsum(starts)))
-    ends = np.cumsum(np.asarray(lengths, dtype=np.int64))
-    begins = ends - np.asarray(lengths, dtype=np.int64)
-    # The character holding the first byte, through the one holding the last.
-    first = chars_upto[begins + 1] - 1
-    last = chars_upto[np.maximum(ends, 1)]
-    first = np.where(ends > begins, first, chars_upto[begins])
-    last = np.where(ends > begins, last, chars_upto[begins])
-    return list(zip(first.tolist(), last.tolist()))

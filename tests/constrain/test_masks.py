@@ -26,7 +26,6 @@ from tokstream.constrain import (
     choice_constraint,
     heal,
     prefix_constraint,
-    vocab_index,
 )
 from tokstream.constrain.masks import TokenMasker, pack_bitmask, unpack_bitmask
 
@@ -204,7 +203,7 @@ def test_pack_bitmask_matches_reference(bits: list[bool]) -> None:
 def test_bitmask_layout_on_fixture_sizes(tid: str) -> None:
     tok = fixture_tokenizer(tid)
     masker = _masker(tid)
-    index = vocab_index(tok)
+    index = tok.vocab.index
     n = tok.n_vocab
     w = (n + 31) // 32
     # Everything: every full word is -1, the tail word has only its n % 32 low bits.
@@ -237,7 +236,7 @@ def _slice_strategy(t: int) -> st.SearchStrategy[tuple[int, int]]:
 def test_arbitrary_slices_match_scatter(tid: str, data: st.DataObject) -> None:
     tok = fixture_tokenizer(tid)
     masker = _masker(tid)
-    index = vocab_index(tok)
+    index = tok.vocab.index
     n, t = tok.n_vocab, len(index.order)
     slices = data.draw(st.lists(_slice_strategy(t), max_size=4), label="slices")
     ids = data.draw(st.lists(st.integers(0, n - 1), max_size=4), label="ids")
@@ -535,5 +534,5 @@ def test_docstring_examples() -> None:
 def test_public_tokenizer_bytes_agree_with_index() -> None:
     # The brute-force reference reads tok.token_bytes; the masks read the index.
     for tid in ("cl100k_base", "hf/bert_minilm_tokenizer.json", "spm/mistral_7b_v1_tokenizer.model"):
-        assert tuple(vocab_index(fixture_tokenizer(tid)).token_bytes) == _bytes(tid)
+        assert tuple(fixture_tokenizer(tid).vocab.index.token_bytes) == _bytes(tid)
 

@@ -36,7 +36,6 @@ from tokstream.constrain.unreachable import (
     token_witness,
     unreachable_tokens,
 )
-from tokstream.constrain.vocab_index import vocab_index
 from tokstream.errors import InvalidTokenIdError
 
 RefEncode = Callable[[list[str]], list[list[int]]]
@@ -111,7 +110,7 @@ def _one_char(data: bytes) -> bool:
 
 def _check_against(tok: tokstream.Tokenizer, encode: RefEncode) -> list[int]:
     """The two halves of the module's claim, with ``encode`` as the reference."""
-    index = vocab_index(tok)
+    index = tok.vocab.index
     listed = unreachable_tokens(tok)
     listed_set = set(listed)
     # Not listed: our witness, encoded by the reference, holds the id.
@@ -305,7 +304,7 @@ def test_completions_hold_the_bytes() -> None:
     """Each completion is a text whose UTF-8 holds the token's bytes; they are
     distinct, and for a short token they are all of the brute-force ones."""
     tok = fixture_tokenizer("o200k_base")
-    partial = [b for b in vocab_index(tok).token_bytes if b and not _decodes(b)]
+    partial = [b for b in tok.vocab.index.token_bytes if b and not _decodes(b)]
     for data in partial:
         got = list(_completions(data))
         assert len(got) == len(set(got))

@@ -15,7 +15,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from strategies import adversarial_text, hyp_settings
 
-from tokstream._stability import WHITESPACE
+from tokstream.stability import WHITESPACE
 from tokstream.specials import resolve_policy
 
 # Continuations chosen to undo a cut: contraction tails, letters that extend a word,
@@ -49,11 +49,10 @@ def _check(tok, text: str, s: str, **options) -> None:
     assert full[: len(head)] == head, (text[:b], text[b:], s)
     # The stronger property the streaming encoder relies on: the rest is the
     # continuation's encoding.
-    policy = resolve_policy(tok.special_tokens, options.get("allowed_special", frozenset()),
-                            options.get("disallowed_special", "all"))
-    cut, opens = tok._stream_cut(text, policy, first=True)
-    assert cut == b
-    assert full == head + tok._encode_part(text[b:] + s, policy, first=opens), (text[:b], text[b:], s)
+    found = tok.encode_stable(text, tail=False, **options)
+    assert found.boundary == b
+    rest = tok.encode_continued(text[b:] + s, **options) if found.continued else tok.encode(text[b:] + s, **options)
+    assert full == head + rest, (text[:b], text[b:], s)
 
 
 @pytest.mark.parametrize("tid", TOKENIZER_IDS)
@@ -94,8 +93,9 @@ def test_sound_at_the_piece_level(tid: str, text: str, s: str) -> None:
     if any("\ud800" <= c <= "\udfff" for c in text + s):
         return  # encode replaces surrogates before splitting
     b = tok.stable_boundary(text, disallowed_special=())
-    head = tok._pre.split_exact(text[:b])
-    assert tok._pre.split_exact(text + s)[: len(head)] == head, (text[:b], text[b:], s)
+    split = tok.pipeline.regex_split.split_exact
+    head = split(text[:b])
+    assert split(text + s)[: len(head)] == head, (text[:b], text[b:], s)
 
 
 @pytest.mark.parametrize("tid", TOKENIZER_IDS)
@@ -162,7 +162,7 @@ def test_lone_surrogate_holds() -> None:
 
 
 def test_whitespace_set_is_the_union() -> None:
-    """``_stability.WHITESPACE`` covers ``str.isspace`` and regex ``\\s`` everywhere."""
+    """``stability.WHITESPACE`` covers ``str.isspace`` and regex ``\\s`` everywhere."""
     ws = regex.compile(r"\s")
     want = {chr(c) for c in range(0x110000) if chr(c).isspace() or ws.match(chr(c))}
     assert want <= set(WHITESPACE), sorted(want - set(WHITESPACE))

@@ -41,7 +41,7 @@ def test_extend_with_specials_keeps_old_ids_and_encodings(base: Tokenizer, test_
     for old in (base, tokstream.load("cl100k_base")):
         new = extend(old, ["<|im_start|>", "<|im_end|>"], special=True)
         for i in range(old.n_vocab):
-            assert new._table[i] == old._table[i]
+            assert new.vocab.table[i] == old.vocab.table[i]
         assert new.special_tokens["<|im_start|>"] == old.n_vocab
         assert new.encode("<|im_start|>hi<|im_end|>", allowed_special="all")[::2] == [old.n_vocab, old.n_vocab + 1]
         for text in test_set:
@@ -52,10 +52,10 @@ def test_extend_with_specials_keeps_old_ids_and_encodings(base: Tokenizer, test_
 
 def test_train_with_base_keeps_every_old_id_and_rank(base: Tokenizer, test_set: list[str]) -> None:
     new = train_bpe(lines("corpus_wagahaiwa_nekodearu_ja.txt", 3000), 1200, base=base, special_tokens=["<|new|>"])
-    for token_bytes, rank in base._ranks.items():
-        assert new._ranks[token_bytes] == rank  # old tokens keep ids, old merges their ranks
+    for token_bytes, rank in base.pipeline.model.ranks.items():
+        assert new.pipeline.model.ranks[token_bytes] == rank  # old tokens keep ids, old merges their ranks
     assert new.special_tokens["<|end|>"] == base.special_tokens["<|end|>"]
-    assert min(r for b, r in new._ranks.items() if b not in base._ranks) == base.n_vocab
+    assert min(r for b, r in new.pipeline.model.ranks.items() if b not in base.pipeline.model.ranks) == base.n_vocab
     assert new.special_tokens["<|new|>"] == new.n_vocab - 1
     report = extension_report(base, new, test_set)
     assert report.changed == brute_force_changed(base, new, test_set)
@@ -66,7 +66,7 @@ def test_train_with_base_keeps_every_old_id_and_rank(base: Tokenizer, test_set: 
 def test_train_with_a_real_base() -> None:
     old = tokstream.load("r50k_base")
     new = train_bpe(lines("corpus_wagahaiwa_nekodearu_ja.txt", 2000), old.n_vocab + 200, base=old)
-    assert all(new._ranks[b] == r for b, r in old._ranks.items())
+    assert all(new.pipeline.model.ranks[b] == r for b, r in old.pipeline.model.ranks.items())
     assert new.special_tokens == old.special_tokens
     texts = lines("corpus_wagahaiwa_nekodearu_ja.txt", 2100)[2000:] + lines("corpus_botchan_en.txt", 100)
     report = extension_report(old, new, texts)
@@ -77,7 +77,7 @@ def test_train_with_a_real_base() -> None:
 def test_extend_with_ordinary_tokens_report_is_exact(base: Tokenizer, test_set: list[str]) -> None:
     new = extend(base, ["Alice", " the Queen", "猫"])
     for i in range(base.n_vocab):
-        assert new._table[i] == base._table[i]
+        assert new.vocab.table[i] == base.vocab.table[i]
     assert new.encode(" the Queen said")[0] == new.token_to_id(" the Queen")
     report = extension_report(base, new, test_set)
     assert report.changed == brute_force_changed(base, new, test_set)

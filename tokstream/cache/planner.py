@@ -16,8 +16,9 @@ machines (never Python's ``hash()``), and differs under another tokenizer or sal
 model: a server must key the ids it served, which need not be what ``encode`` gives
 for their text (``"."`` + ``"\\n\\n"`` against ``".\\n\\n"``).
 
-Cost: ``plan`` is one encode split at the boundary (the head as ``encode``, the tail
-as a continuation), the boundary's tail scan, and one sha256 per block (~1 us).
+Cost: ``plan`` is one ``Tokenizer.encode_stable`` (an encode split at the boundary:
+the head as ``encode``, the tail as a continuation, plus the boundary's tail scan),
+and one sha256 per block (~1 us).
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import InvalidTokenIdError
-from ..tokenizer import _check_text
 
 if TYPE_CHECKING:
     from ..specials import SpecialSet
@@ -92,7 +92,6 @@ class PrefixCachePlanner:
         seed.update(len(self.salt).to_bytes(4, "little") + self.salt)
         seed.update(block_size.to_bytes(4, "little"))
         self._seed = seed.digest()
-        self._lead: int | None = None  # ids the post-processor puts first (BOS, CLS)
 
     def plan(
         self,
@@ -109,19 +108,13 @@ class PrefixCachePlanner:
         ``add_special_tokens`` the post-processor's leading tokens (BOS, CLS) count
         as stable and its trailing ones (EOS, SEP) never do.
         """
-        tok = self.tok
-        _check_text(text)
-        policy = tok._policy(allowed_special, disallowed_special)
-        policy.check(text)
-        cut, opens = tok._stream_cut(text, policy, first=True)
-        head = tok._encode_part(text[:cut], policy, first=True) if cut else []
-        ids = head + tok._encode_part(text[cut:], policy, first=opens)
-        stable = len(head)
-        if add_special_tokens and tok._pipeline is not None:
-            if self._lead is None:
-                self._lead = _leading_added(tok)
-            ids = tok._pipeline.post_process(ids)
-            stable += self._lead
+        found = self.tok.encode_stable(
+            text,
+            allowed_special=allowed_special,
+            disallowed_special=disallowed_special,
+            add_special_tokens=add_special_tokens,
+        )
+        ids, stable = found.ids, found.stable_len
         return CachePlan(ids, stable, self._keys(ids, stable, extra_keys), self.block_size)
 
     def plan_ids(self, ids: Sequence[int], *, extra_keys: ExtraKeys = ()) -> CachePlan:
@@ -177,12 +170,3 @@ def _extra_bytes(item: ExtraKey) -> bytes:
     else:
         data, tag = item, b"b"
     return tag + len(data).to_bytes(8, "little") + data
-
-
-def _leading_added(tok: Tokenizer) -> int:
-    """How many ids the post-processor puts before the text's ids (BOS, CLS)."""
-    pipeline = tok._pipeline
-    assert pipeline is not None
-    probe = next(i for i in range(tok.n_vocab) if i not in tok._special_ids and tok._table[i])
-    out = pipeline.post_process([probe])
-    return out.index(probe)

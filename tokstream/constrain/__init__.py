@@ -1,10 +1,10 @@
-"""Constrained generation: the vocabulary index, prefix and choice constraints, token
-healing and logits masks (``masks``).
+"""Constrained generation: prefix and choice constraints, token healing and logits
+masks (``masks``), on the tokenizer's public vocabulary.
 
-``vocab_index`` (token bytes sorted and in a trie) is built once per tokenizer; the
-constraints are small immutable-state values on top of it; ``masks.TokenMasker`` turns
-what a constraint allows into bool masks, xgrammar-layout int32 bitmasks or ``-inf``
-logits.
+``tok.vocab.index`` (token bytes sorted and in a trie, ``tokstream.vocab``) is built
+once per tokenizer; the constraints are small immutable-state values on top of it;
+``masks.TokenMasker`` turns what a constraint allows into bool masks, xgrammar-layout
+int32 bitmasks or ``-inf`` logits.
 """
 
 from __future__ import annotations
@@ -14,19 +14,16 @@ from .healing import Healing, heal
 from .masks import TokenMasker
 from .speculative import verify_draft
 from .unreachable import token_witness, unreachable_tokens
-from .vocab_index import VocabIndex, vocab_index
 
 __all__ = [
     "Allowed",
     "Constraint",
     "Healing",
     "TokenMasker",
-    "VocabIndex",
     "choice_constraint",
     "heal",
     "prefix_constraint",
     "token_witness",
     "unreachable_tokens",
     "verify_draft",
-    "vocab_index",
 ]

@@ -38,7 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import InvalidTokenIdError
-from .vocab_index import Slice, VocabIndex, vocab_index
+from ..vocab import Slice, VocabIndex
 
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
@@ -189,7 +189,7 @@ def prefix_constraint(tok: Tokenizer, prefix: bytes) -> PrefixConstraint:
     """
     if not isinstance(prefix, (bytes, bytearray)):
         raise TypeError(f"prefix must be bytes, not {type(prefix).__name__}")
-    return PrefixConstraint(vocab_index(tok), bytes(prefix))
+    return PrefixConstraint(tok.vocab.index, bytes(prefix))
 
 
 #: A choice's value: (bytes generated so far, whether EOS was accepted).
@@ -292,7 +292,7 @@ def choice_constraint(tok: Tokenizer, options: Iterable[str], *, eos_id: int | N
         opts.append(o.encode("utf-8"))
     if not opts:
         raise ValueError("choice_constraint needs at least one option")
-    index = vocab_index(tok)
+    index = tok.vocab.index
     if eos_id is not None and not 0 <= eos_id < index.n_vocab:
         raise InvalidTokenIdError(eos_id, tok.name, index.n_vocab)
     return ChoiceConstraint(index, tuple(dict.fromkeys(opts)), eos_id)

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import InvalidTokenIdError
 from .constraint import PrefixConstraint
-from .vocab_index import VocabIndex, vocab_index
+from ..vocab import VocabIndex
 
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
@@ -64,7 +64,7 @@ def heal(tok: Tokenizer, prompt_ids: Sequence[int], *, max_backoff: int = 1) -> 
     if not isinstance(max_backoff, int) or max_backoff < 0:
         raise ValueError(f"max_backoff must be an int >= 0, got {max_backoff!r}")
     ids = list(prompt_ids)
-    index = vocab_index(tok)
+    index = tok.vocab.index
     n = index.n_vocab
     for i in ids:
         if not isinstance(i, (int, np.integer)) or not 0 <= i < n:

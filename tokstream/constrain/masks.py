@@ -67,7 +67,7 @@ import numpy.typing as npt
 
 from ..errors import InvalidTokenIdError
 from .constraint import Allowed, Constraint
-from .vocab_index import Slice, VocabIndex, vocab_index
+from ..vocab import Slice, VocabIndex
 
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
@@ -225,7 +225,7 @@ class TokenMasker:
     __slots__ = ("_tables", "index", "n_vocab", "n_words")
 
     def __init__(self, tok: Tokenizer) -> None:
-        self.index = vocab_index(tok)
+        self.index = tok.vocab.index
         self._tables = _tables(self.index)
         self.n_vocab: int = self.index.n_vocab
         #: Words of a bitmask row: ceil(n_vocab / 32).

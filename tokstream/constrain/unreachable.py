@@ -81,7 +81,7 @@ from typing import TYPE_CHECKING, Final
 import numpy as np
 
 from ..errors import InvalidTokenIdError, TokstreamError
-from .vocab_index import vocab_index
+
 
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
@@ -157,7 +157,7 @@ def token_witness(tok: Tokenizer, token_id: int) -> str | None:
     >>> tok.token_bytes(i), tok.encode(" I'") == [i], token_witness(tok, i)
     (b" I'", False, " I'M")
     """
-    index = vocab_index(tok)
+    index = tok.vocab.index
     if not isinstance(token_id, (int, np.integer)) or not 0 <= token_id < index.n_vocab:
         raise InvalidTokenIdError(token_id, tok.name, index.n_vocab)
     data = index.token_bytes[token_id]
@@ -173,7 +173,7 @@ def _search(tok: Tokenizer, *, partial: bool) -> list[int]:
     """The listed ids among the whole-character tokens, or among the partial ones."""
     encode = tok.encode_ordinary
     out: list[int] = []
-    for token_id, data in enumerate(vocab_index(tok).token_bytes):
+    for token_id, data in enumerate(tok.vocab.index.token_bytes):
         if not data:
             continue
         try:

@@ -17,15 +17,13 @@ from typing import TYPE_CHECKING, Any
 from .. import decoders as dec
 from .. import pre_tokenizers as pre
 from .. import processors as proc
-from .._pipeline import AddedToken, Pipeline, tokenizer_json
-from ..errors import TokenizerFileError, TokstreamError
-from ..models.bpe import BPE, merges_for_ranks
-from ..pre_tokenizers import oniguruma_spelling
+from ..added_vocabulary import AddedToken
+from ..errors import TokenizerFileError
+from ..models.base import Model
+from ..models.bpe import BPE
+from ..pipeline import Pipeline
 
-if TYPE_CHECKING:
-    from ..tokenizer import Tokenizer
-
-__all__ = ["load_hf_json", "tokenizer_from_json", "save_hf_json"]
+__all__ = ["pipeline_from_json", "read_hf_json", "write_hf_json"]
 
 Obj = dict[str, Any]
 
@@ -236,22 +234,6 @@ def _normalizer(obj: Any, source: str) -> Any:
         raise TokenizerFileError(f"{source}: {e}") from e
 
 
-def _vocab_of(model: Any) -> dict[str, int]:
-    vocab = model.get_vocab() if hasattr(model, "get_vocab") else model.vocab
-    if isinstance(vocab, list):  # Unigram: [(piece, score), ...]; the first id wins
-        out: dict[str, int] = {}
-        for i, (piece, _) in enumerate(vocab):
-            out.setdefault(piece, i)
-        return out
-    return dict(vocab)
-
-
-def _vocab_size(model: Any) -> int:
-    """``Model::get_vocab_size``: the number of entries, not the largest id plus one."""
-    vocab = model.get_vocab() if hasattr(model, "get_vocab") else model.vocab
-    return len(vocab)
-
-
 class _AddedIds:
     """Ids of added tokens as ``tokenizers`` assigns them on load.
 
@@ -261,13 +243,15 @@ class _AddedIds:
     do the same, so a file whose written ids disagree still gives tokenizers' ids.
     """
 
-    def __init__(self, vocab: dict[str, int], size: int) -> None:
-        self.vocab, self.size = vocab, size
+    def __init__(self, model: Model) -> None:
+        self.model, self.size = model, model.vocab_size
         self.added: dict[str, int] = {}
         self.top: int | None = None  # largest id given to a token not in the vocabulary
 
     def assign(self, content: str) -> int:
-        tid = self.added.get(content, self.vocab.get(content))
+        tid = self.added.get(content)
+        if tid is None:
+            tid = self.model.token_to_id(content)
         if tid is None:
             # As tokenizers: only new ids count, so one may repeat a vocabulary id
             # above the vocabulary size (checked against tokenizers in test_hf_json).
@@ -278,10 +262,8 @@ class _AddedIds:
         return tid
 
 
-def tokenizer_from_json(text: str | bytes, *, source: str = "tokenizer.json") -> Tokenizer:
-    """Build a ``Tokenizer`` from the text of a ``tokenizer.json``."""
-    from ..tokenizer import Tokenizer
-
+def pipeline_from_json(text: str | bytes, *, source: str = "tokenizer.json") -> Pipeline:
+    """The ``Pipeline`` of a ``tokenizer.json``'s text (``source`` names it in errors)."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
@@ -291,8 +273,7 @@ def tokenizer_from_json(text: str | bytes, *, source: str = "tokenizer.json") ->
         ) from e
     root = _Reader(data, "$", source)
     model = _build(MODELS, root.get("model", dict), "model", source)
-    vocab = _vocab_of(model)
-    ids = _AddedIds(vocab, _vocab_size(model))
+    ids = _AddedIds(model)
     added = []
     for i, a in enumerate(root.get("added_tokens", list, [])):
         ar = _Reader(a, f"added_tokens[{i}]", source)
@@ -309,88 +290,30 @@ def tokenizer_from_json(text: str | bytes, *, source: str = "tokenizer.json") ->
                 normalized=ar.get("normalized", bool, False),
             )
         )
-    pipeline = Pipeline(
+    return Pipeline(
         model=model,
-        vocab=vocab,
+        added=added,
         normalizer=_normalizer(data.get("normalizer"), source),
         pre_tokenizer=_build(PRE_TOKENIZERS, data.get("pre_tokenizer"), "pre_tokenizer", source),
         post_processor=_build(PROCESSORS, data.get("post_processor"), "post_processor", source),
         decoder=_build(DECODERS, data.get("decoder"), "decoder", source),
-        added_tokens=added,
     )
-    name = os.path.basename(source)
-    return Tokenizer._from_pipeline(pipeline, name=name[: -len(".json")] if name.endswith(".json") else name)
 
 
-def load_hf_json(path: str | os.PathLike[str]) -> Tokenizer:
-    """Read a ``tokenizer.json`` from disk."""
+def read_hf_json(path: str | os.PathLike[str]) -> tuple[Pipeline, str]:
+    """Read a ``tokenizer.json`` from disk: its pipeline and a name (the file's stem)."""
     source = os.fspath(path)
     try:
         with open(source, "rb") as f:
             text = f.read()
     except OSError as e:
         raise TokenizerFileError(f"cannot read {source!r}: {e.strerror}") from e
-    return tokenizer_from_json(text, source=source)
+    name = os.path.basename(source)
+    return pipeline_from_json(text, source=source), name.removesuffix(".json")
 
 
-def tiktoken_to_json(tok: Tokenizer) -> Obj:
-    """The ``tokenizer.json`` form of a rank-file tokenizer: the same regex, then
-    byte-level spelling, and ``models.bpe.merges_for_ranks`` as the merge list."""
-    from ..byte_level import bytes_to_proxy
-
-    ranks = tok._ranks
-    merges = [[bytes_to_proxy(a), bytes_to_proxy(b)] for a, b in merges_for_ranks(ranks)]
-    added = [
-        AddedToken(id=i, content=t, special=True).to_json()
-        for t, i in sorted(tok.special_tokens.items(), key=lambda item: item[1])
-    ]
-    return tokenizer_json(
-        added_tokens=added,
-        pre_tokenizer={
-            "type": "Sequence",
-            "pretokenizers": [
-                {"type": "Split", "pattern": {"Regex": oniguruma_spelling(tok.pattern)}, "behavior": "Isolated", "invert": False},
-                {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
-            ],
-        },
-        decoder={"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
-        model={
-            "type": "BPE",
-            "dropout": None,
-            "unk_token": None,
-            "continuing_subword_prefix": None,
-            "end_of_word_suffix": None,
-            "fuse_unk": False,
-            "byte_fallback": False,
-            "ignore_merges": True,
-            "vocab": _vocab_with_specials(tok),
-            "merges": merges,
-        },
-    )
-
-
-def _vocab_with_specials(tok: Tokenizer) -> dict[str, int]:
-    """The byte-level vocabulary plus each special token under its own text.
-
-    ``tokenizers`` gives an added token the model's id for its content, else the next
-    free id after the vocabulary: listing the specials in the vocabulary is the only
-    way to keep ids such as cl100k's 100257 (100256 is unused).
-    """
-    from ..byte_level import bytes_to_proxy
-
-    vocab = {bytes_to_proxy(b): r for b, r in sorted(tok._ranks.items(), key=lambda item: item[1])}
-    for text, sid in sorted(tok.special_tokens.items(), key=lambda item: item[1]):
-        if text in vocab:
-            raise TokstreamError(
-                f"cannot save {tok.name!r} as tokenizer.json: special token {text!r} is spelled "
-                f"like token {vocab[text]}, and tokenizers would give both one id"
-            )
-        vocab[text] = sid
-    return vocab
-
-
-def save_hf_json(tok: Tokenizer, path: str | os.PathLike[str]) -> None:
-    """Write ``tok`` as a ``tokenizer.json``."""
-    obj = tok._pipeline.to_json() if tok._pipeline is not None else tiktoken_to_json(tok)
+def write_hf_json(pipeline: Pipeline, path: str | os.PathLike[str]) -> None:
+    """Write ``pipeline`` as a ``tokenizer.json``."""
+    obj = pipeline.to_json()
     with open(os.fspath(path), "w", encoding="utf-8") as f:
         json.dump(obj, f, ensure_ascii=False)

@@ -106,8 +106,8 @@ def load_embedded(name: str) -> Tokenizer:
                 special_tokens=spec.special_tokens,
                 name=canonical,
                 explicit_n_vocab=spec.n_vocab,
+                recipe=(load_embedded, (canonical,)),  # pickles as its name
             )
-            tok._source = ("embedded", canonical)
             _loaded[canonical] = tok
     return tok
 

@@ -65,6 +65,7 @@ from dataclasses import dataclass
 from typing import Any, Final, NoReturn
 
 from ..errors import TokenizerFileError
+from ..models.sentencepiece import PieceType  # defined once, with the models that use it
 
 __all__ = [
     "ModelType",
@@ -75,17 +76,6 @@ __all__ = [
     "parse_sentencepiece",
     "read_sentencepiece",
 ]
-
-
-class PieceType(enum.IntEnum):
-    """``ModelProto.SentencePiece.Type``: what a piece is for."""
-
-    NORMAL = 1
-    UNKNOWN = 2
-    CONTROL = 3
-    USER_DEFINED = 4
-    UNUSED = 5
-    BYTE = 6
 
 
 class ModelType(enum.IntEnum):

@@ -68,41 +68,30 @@ import os
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
-from itertools import accumulate, pairwise
-from typing import TYPE_CHECKING, Any
+from itertools import accumulate
 
-from .._pipeline import AddedToken, Pipeline
-from ..errors import TokenizerFileError, TokstreamError
-from ..models.bpe import SentencePieceBPE
-from ..models.unigram import Unigram
-from ..normalizers import Precompiled, _Chars, _cp_ranges, _has_astral
+from ..added_vocabulary import AddedToken
+from ..decoders import SentencePieceDecoder
+from ..errors import TokenizerFileError, unsavable
+from ..models.base import Model
+from ..models.sentencepiece import PieceType, SentencePieceBPE, SentencePieceUnigram
+from ..normalizers import Normalizer, Precompiled, _Chars, _cp_ranges, _has_astral
+from ..pipeline import Pipeline
+from ..pre_tokenizers import PreTokenizer
+from ..stability import Cut, CutKind
 
-if TYPE_CHECKING:
-    from ..tokenizer import Tokenizer
-
-__all__ = ["SentencePieceDecoder", "SentencePieceNormalizer", "load_sentencepiece"]
+__all__ = ["SentencePieceNormalizer", "read_sentencepiece_file", "sentencepiece_pipeline"]
 
 Spans = list[tuple[int, int]]
 
 _SPACE = "\u2581"
 _SPACE_RUNS = re.compile(" {2,}")
 
-# sentencepiece_model.proto's SentencePiece.Type.
-_NORMAL, _UNKNOWN, _CONTROL, _USER_DEFINED, _BYTE, _UNUSED = 1, 2, 3, 4, 6, 5
-
-
 class _OddKey(Exception):
     """A charsmap key ended inside a character: only the byte-level path is exact."""
 
 
-def _unrepresentable(option: str, why: str) -> TokstreamError:
-    return TokstreamError(
-        f"cannot write this SentencePiece model as tokenizer.json: {option} has no exact "
-        f"tokenizers equivalent ({why}), so tokenizers would give other ids"
-    )
-
-
-class SentencePieceNormalizer:
+class SentencePieceNormalizer(Normalizer):
     """``sentencepiece``'s ``Normalizer::Normalize``, on ``str``.
 
     At each position: the longest user-defined symbol, else the longest charsmap key
@@ -194,6 +183,13 @@ class SentencePieceNormalizer:
                 if v:
                     table[ord(c)] = ord(v)
             self._ascii = (bytes(table), bytes(ord(c) for c, v in rules.items() if not v))
+
+    # No tokenizer.json type: compared by identity (its to_json may refuse).
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        return f"SentencePieceNormalizer(rule_name={self.rule_name!r}, add_dummy_prefix={self.add_dummy_prefix})"
 
     # ------------------------------------------------------------------ fast path
 
@@ -385,6 +381,15 @@ class SentencePieceNormalizer:
             raise TokstreamError("this SentencePiece normalizer cannot continue a cut")
         return self._finish(self._apply(text), text, first=False) if text else ""
 
+    @property
+    def space_local(self) -> bool:
+        """Stability declaration (``normalizers.Normalizer.space_local``)."""
+        return self.space_cut_ok()
+
+    def keeps(self, char: str) -> bool:
+        """Stability declaration: no rule touches the ASCII ``char``."""
+        return not self.touches_ascii(char)
+
     def space_cut_ok(self) -> bool:
         """Whether a space after a printable ASCII character always starts a fresh
         normalization step that maps it to a space (``_stability.space_cut``): no
@@ -445,18 +450,18 @@ class SentencePieceNormalizer:
 
         if self.precompiled_charsmap:
             name = f" ({self.rule_name!r})" if self.rule_name else ""
-            raise _unrepresentable(
+            raise unsavable(
                 f"the precompiled_charsmap{name}",
                 "tokenizers' Precompiled maps whole grapheme clusters by their shortest key, "
                 "sentencepiece takes the longest key at each position: 'ﬁ\\u0301' becomes "
                 "'fi' there, 'fí' here",
             )
         if self.suffix:
-            raise _unrepresentable(
+            raise unsavable(
                 "treat_whitespace_as_suffix", "tokenizers has no normalizer that appends the dummy '▁'"
             )
         if self.user_defined:
-            raise _unrepresentable(
+            raise unsavable(
                 "user-defined pieces",
                 "tokenizers matches added tokens in the raw text, sentencepiece in the normalized text",
             )
@@ -475,7 +480,7 @@ class SentencePieceNormalizer:
         return nz.Sequence(steps).to_json()
 
 
-class _SpaceRunCut:
+class _SpaceRunCut(PreTokenizer):
     """Cut normalized text before each run of ``▁`` that follows another character.
 
     Exact when ``▁`` is a piece and no piece holds ``▁`` right after another
@@ -484,8 +489,10 @@ class _SpaceRunCut:
     text, and each part (a word) is cached.
     """
 
-    #: ``_pipeline`` may cut streamed text before a run of spaces (``_stability``).
-    cuts_before_space_runs = True
+    def cut_rule(self) -> Cut:
+        """Every piece starts at a run of ``▁`` that follows another character."""
+        return Cut(CutKind.SPACE_RUN)
+
 
     def pre_tokenize(self, pieces: list[str]) -> list[str]:
         out: list[str] = []
@@ -507,287 +514,40 @@ _RUNS = re.compile(f"{_SPACE}*[^{_SPACE}]+|{_SPACE}+")
 
 def _cuttable(pieces: list[tuple[str, float, int]]) -> bool:
     """Whether ``_SpaceRunCut`` is exact for these pieces (see there)."""
-    matched = [t for t, _, k in pieces if k in (_NORMAL, _USER_DEFINED, _UNUSED)]
+    matched = [t for t, _, k in pieces if k in (PieceType.NORMAL, PieceType.USER_DEFINED, PieceType.UNUSED)]
     joins = re.compile(f"[^{_SPACE}]{_SPACE}")
     return _SPACE in matched and not any(joins.search(t) for t in matched)
 
 
-class SentencePieceDecoder:
-    """``sentencepiece``'s decode (``SentencePieceProcessor::Decode``, 0.2).
-
-    Control pieces vanish, the unknown piece shows ``unk_surface``, ``▁`` becomes a
-    space. A run of byte pieces becomes its bytes read as UTF-8 one character at a
-    time, each invalid byte one U+FFFD (not Python's one per maximal invalid part).
-    While nothing has been output, a piece loses one leading ``▁`` (the dummy prefix,
-    with ``add_dummy_prefix`` or ``remove_extra_whitespaces``); after a piece lost one,
-    the next keeps its ``▁`` unless a control piece came between, or unless
-    ``remove_extra_whitespaces``, which strips every leading ``▁`` piece.
-
-    >>> d = SentencePieceDecoder(control={"<s>"}, unk="<unk>", unk_surface=" ⁇ ",
-    ...     byte_pieces={"<0xE3>", "<0x81>"}, add_dummy_prefix=True, remove_extra_whitespaces=False)
-    >>> "".join(d.decode_chain(["<s>", "▁", "▁a", "<0xE3>", "<0x81>", "<unk>"]))
-    ' a\ufffd\ufffd ⁇ '
-    """
-
-    def __init__(
-        self,
-        *,
-        control: set[str],
-        unk: str,
-        unk_surface: str,
-        byte_pieces: set[str],
-        add_dummy_prefix: bool,
-        remove_extra_whitespaces: bool,
-    ) -> None:
-        self.control, self.unk, self.unk_surface = control, unk, unk_surface
-        self.byte_pieces = byte_pieces
-        self.add_dummy_prefix = add_dummy_prefix
-        self.remove_extra_whitespaces = remove_extra_whitespaces
-
-    def decode_chain(self, tokens: list[str]) -> list[str]:
-        out: list[str] = []
-        pending = bytearray()
-        strip = self.add_dummy_prefix or self.remove_extra_whitespaces
-        is_bos_ws = True  # may the next piece lose its leading "▁"?
-        consumed = False  # did the last piece lose one?
-        empty = True  # nothing output yet
-        for t in tokens:
-            if t in self.byte_pieces:
-                pending.append(int(t[3:5], 16))
-                continue
-            if pending:
-                out.append(_decode_bytes(bytes(pending)))
-                pending.clear()
-                empty = False
-            if consumed or not empty:
-                is_bos_ws = False
-            consumed = False
-            if t in self.control:
-                continue
-            if t == self.unk:
-                piece = self.unk_surface
-            else:
-                if is_bos_ws and strip and t.startswith(_SPACE):
-                    t = t[1:]
-                    consumed = not self.remove_extra_whitespaces
-                piece = t.replace(_SPACE, " ")
-            if piece:
-                out.append(piece)
-                empty = False
-        if pending:
-            out.append(_decode_bytes(bytes(pending)))
-        return out
-
-    def to_json(self) -> dict[str, object]:
-        """The usual ``tokenizers`` form (module notes, Saving: decoding differs)."""
-        from .. import decoders as dec
-
-        steps: list[dec.Decoder] = [dec.Replace(_SPACE, " ")]
-        if self.byte_pieces:
-            steps.append(dec.ByteFallback())
-        steps.append(dec.Fuse())
-        if self.add_dummy_prefix or self.remove_extra_whitespaces:
-            steps.append(dec.Strip(content=" ", start=1, stop=0))
-        return dec.Sequence(steps).to_json()
-
-
-def _decode_bytes(data: bytes) -> str:
-    """UTF-8 as sentencepiece reads byte pieces: each invalid byte is one U+FFFD."""
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        pass
-    out: list[str] = []
-    i = 0
-    while i < len(data):
-        lead = data[i]
-        n = 1 if lead < 0x80 else 2 if lead >> 5 == 6 else 3 if lead >> 4 == 14 else 4 if lead >> 3 == 30 else 0
-        if n:
-            try:
-                out.append(data[i : i + n].decode("utf-8"))
-                i += n
-                continue
-            except UnicodeDecodeError:
-                pass
-        out.append("\ufffd")
-        i += 1
-    return "".join(out)
-
-
-class _SentencePieceBPE(SentencePieceBPE):
-    """``SentencePieceBPE`` whose ``tokenizer.json`` form is a ``BPE`` with merges."""
-
-    def get_vocab(self) -> dict[str, int]:
-        return _vocab(self.pieces)
-
-    def to_json(self) -> dict[str, object]:
-        """HF ``BPE``: every split of every normal piece into two normal pieces, by the
-        piece's score (highest first), so the lowest rank is SentencePiece's best pair."""
-        pieces = self.pieces
-        _refuse_unexpressible(pieces)
-        normal = {t: (score, i) for i, (t, score, kind) in enumerate(pieces) if kind == _NORMAL}
-        for t in normal:
-            for c in t:
-                if c not in normal:
-                    raise _unrepresentable(
-                        f"the BPE piece {t!r}, whose character {c!r} is not a piece",
-                        "sentencepiece merges through unknown characters, tokenizers cannot",
-                    )
-        # By score, then the longer left part first: within a run of tied pieces
-        # (Llama's "▁▁".."▁"*16) that reproduces sentencepiece's leftmost-first rule,
-        # which _check_ties verifies.
-        ranked: list[tuple[float, int, int, str, str]] = []
-        for t, (score, i) in normal.items():
-            for k in range(1, len(t)):
-                if t[:k] in normal and t[k:] in normal:
-                    ranked.append((-score, -k, i, t[:k], t[k:]))
-        ranked.sort()
-        merges = [(a, b) for _, _, _, a, b in ranked]
-        _check_ties(normal, merges)
-        return {
-            "type": "BPE",
-            "dropout": None,
-            "unk_token": pieces[self.unk_id][0],
-            "continuing_subword_prefix": None,
-            "end_of_word_suffix": None,
-            "fuse_unk": True,
-            "byte_fallback": self.byte_fallback,
-            "ignore_merges": False,
-            "vocab": _vocab(pieces),
-            "merges": [[a, b] for a, b in merges],
-        }
-
-
-def _check_ties(normal: dict[str, tuple[float, int]], merges: list[tuple[str, str]]) -> None:
-    """Refuse tied BPE scores unless ``merges`` provably merges them as sentencepiece.
-
-    sentencepiece merges the leftmost of equally scored pairs, ``tokenizers`` the pair
-    listed first. Accepted: a tied group made of runs ``c * k`` of one character ``c``
-    (a piece itself), with no other piece holding ``cc``. Such runs then merge apart
-    from everything else, so simulating both rules on runs of every length up to four
-    times the longest (beyond that the first symbols are final and the rest repeats)
-    proves the order.
-    """
-    groups: dict[float, list[str]] = {}
-    for t, (score, _) in normal.items():
-        if len(t) > 1:
-            groups.setdefault(score, []).append(t)
-    rank = {pair: r for r, pair in enumerate(merges)}
-    for group in groups.values():
-        if len(group) < 2:
-            continue
-        c = group[0][0]
-        members = set(group)
-        lengths = {len(t) for t in group} | {1}
-        if (
-            c not in normal
-            or any(set(t) != {c} for t in group)
-            or any(c + c in t and t not in members for t in normal)
-            or any(_spm_run(n, lengths) != _hf_run(n, c, rank) for n in range(2, 4 * max(lengths) + 1))
-        ):
-            shown = ", ".join(repr(t) for t in sorted(group)[:3])
-            raise _unrepresentable(
-                f"BPE pieces with equal scores ({shown}, ...)",
-                "sentencepiece merges the leftmost of tied pairs, tokenizers by list order",
-            )
-
-
-def _spm_run(n: int, lengths: set[int]) -> list[int]:
-    """sentencepiece on ``n`` copies of one character whose runs all tie: leftmost first."""
-    symbols = [1] * n
-    while True:
-        at = next((i for i in range(len(symbols) - 1) if symbols[i] + symbols[i + 1] in lengths), None)
-        if at is None:
-            return symbols
-        symbols[at : at + 2] = [symbols[at] + symbols[at + 1]]
-
-
-def _hf_run(n: int, c: str, rank: dict[tuple[str, str], int]) -> list[int]:
-    """``tokenizers``' BPE on the same run: the lowest-ranked pair, leftmost on ties."""
-    symbols = [1] * n
-    while True:
-        found = [(rank[c * a, c * b], i) for i, (a, b) in enumerate(pairwise(symbols)) if (c * a, c * b) in rank]
-        if not found:
-            return symbols
-        _, at = min(found)
-        symbols[at : at + 2] = [symbols[at] + symbols[at + 1]]
-
-
-class _SentencePieceUnigram(Unigram):
-    """``Unigram`` over the lattice SentencePiece builds: control, unknown, byte and
-    unused pieces never match text (their spelling is empty here)."""
-
-    __slots__ = ("_spm_pieces",)
-
-    def __init__(self, pieces: list[tuple[str, float, int]], *, unk_id: int, byte_fallback: bool) -> None:
-        hidden = (_UNKNOWN, _CONTROL, _BYTE, _UNUSED)
-        lattice = [("" if kind in hidden else t, score) for t, score, kind in pieces]
-        super().__init__(lattice, unk_id=unk_id, byte_fallback=byte_fallback)
-        self._spm_pieces = pieces
-
-    def to_json(self) -> dict[str, object]:
-        """HF ``Unigram``: the pieces with their real spellings (control and unknown
-        pieces are special added tokens, so their text never reaches the model)."""
-        _refuse_unexpressible(self._spm_pieces)
-        if any(kind == _BYTE for _, _, kind in self._spm_pieces):
-            raise _unrepresentable(
-                "byte pieces in a Unigram model",
-                "tokenizers' Unigram matches '<0x41>' in the text as that piece, sentencepiece never",
-            )
-        obj = super().to_json()
-        obj["vocab"] = [[t, score] for t, score, _ in self._spm_pieces]
-        return obj
-
-
-def _refuse_unexpressible(pieces: list[tuple[str, float, int]]) -> None:
-    kinds = {kind for _, _, kind in pieces}
-    if _USER_DEFINED in kinds:
-        raise _unrepresentable(
-            "user-defined pieces",
-            "tokenizers matches added tokens in the raw text, sentencepiece in the normalized text",
-        )
-    if _UNUSED in kinds:
-        raise _unrepresentable("UNUSED pieces", "tokenizers has no piece that is kept out of encoding")
-
-
-def _vocab(pieces: list[tuple[str, float, int]]) -> dict[str, int]:
-    """Spelling -> id, the first id of a repeated spelling winning."""
-    return {t: i for i, (t, _, _) in reversed(list(enumerate(pieces)))}
-
-
-def load_sentencepiece(path: str | os.PathLike[str]) -> Tokenizer:
-    """Build a ``Tokenizer`` from a SentencePiece ``.model`` file."""
+def read_sentencepiece_file(path: str | os.PathLike[str]) -> tuple[bytes, str]:
+    """A ``.model`` file's bytes and its name (the file's stem)."""
     source = os.fspath(path)
     try:
         with open(source, "rb") as f:
             data = f.read()
     except OSError as e:
         raise TokenizerFileError(f"cannot read sentencepiece model {source!r}: {e.strerror}") from e
-    return sentencepiece_from_bytes(data, name=os.path.basename(source))
+    return data, os.path.basename(source).removesuffix(".model")
 
 
-def sentencepiece_from_bytes(data: bytes, *, name: str) -> Tokenizer:
-    """Build a ``Tokenizer`` from the bytes of a ``.model`` file (``name`` for errors).
-
-    The tokenizer keeps the bytes: they are its pickled form, and its fingerprint
-    when it has no exact ``tokenizer.json`` form (a precompiled charsmap).
-    """
-    from ..tokenizer import Tokenizer
+def sentencepiece_pipeline(data: bytes, *, name: str) -> Pipeline:
+    """The pipeline of a ``.model`` file's bytes (``name`` for errors)."""
     from .sentencepiece import parse_sentencepiece
 
     m = parse_sentencepiece(data, name)
     pieces = [(p.piece, float(p.score), int(p.type)) for p in m.pieces]
     model_type = int(m.model_type)
-    model: Any
+    model: Model
     if model_type == 2:
-        model = _SentencePieceBPE(pieces, unk_id=m.unk_id, byte_fallback=m.byte_fallback)
+        model = SentencePieceBPE(pieces, unk_id=m.unk_id, byte_fallback=m.byte_fallback)
     elif model_type == 1:
-        model = _SentencePieceUnigram(pieces, unk_id=m.unk_id, byte_fallback=m.byte_fallback)
+        model = SentencePieceUnigram(pieces, unk_id=m.unk_id, byte_fallback=m.byte_fallback)
     else:
         raise NotImplementedError(f"{name}: SentencePiece model type {model_type} is not supported")
+    kinds = [k for _, _, k in pieces]
     normalizer = SentencePieceNormalizer(
         precompiled_charsmap=m.precompiled_charsmap,
-        user_defined=[t for t, _, k in pieces if k == _USER_DEFINED],
+        user_defined=[t for t, _, k in pieces if k == PieceType.USER_DEFINED],
         add_dummy_prefix=m.add_dummy_prefix,
         remove_extra_whitespaces=m.remove_extra_whitespaces,
         escape_whitespaces=m.escape_whitespaces,
@@ -798,20 +558,16 @@ def sentencepiece_from_bytes(data: bytes, *, name: str) -> Tokenizer:
     # Control pieces (<s>, </s>) and the unknown piece are specials, as in the
     # tokenizer.json files converted from .model files; byte pieces are ordinary.
     added = [
-        AddedToken(id=i, content=t, special=True) for i, (t, _, k) in enumerate(pieces) if k in (_UNKNOWN, _CONTROL)
+        AddedToken(id=i, content=t, special=True)
+        for i, (t, _, k) in enumerate(pieces)
+        if k in (PieceType.UNKNOWN, PieceType.CONTROL)
     ]
     decoder = SentencePieceDecoder(
-        control={t for t, _, k in pieces if k == _CONTROL},
+        control={t for t, _, k in pieces if k == PieceType.CONTROL},
         unk=pieces[m.unk_id][0],
         unk_surface=m.unk_surface,
-        byte_pieces={t for t, _, k in pieces if k == _BYTE},
+        byte_pieces={t for t, k in zip((p for p, _, _ in pieces), kinds) if k == PieceType.BYTE},
         add_dummy_prefix=m.add_dummy_prefix,
         remove_extra_whitespaces=m.remove_extra_whitespaces,
     )
-    pipeline = Pipeline(
-        model=model, vocab=_vocab(pieces), normalizer=normalizer, pre_tokenizer=pre, decoder=decoder, added_tokens=added
-    )
-    pipeline.id_to_token = {i: t for i, (t, _, _) in enumerate(pieces)}
-    tok = Tokenizer._from_pipeline(pipeline, name=name.removesuffix(".model"))
-    tok._source = ("sentencepiece", data)
-    return tok
+    return Pipeline(model=model, added=added, normalizer=normalizer, pre_tokenizer=pre, decoder=decoder)

@@ -13,15 +13,9 @@ import hashlib
 import os
 import re
 import sys
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
-
 from ..errors import HashMismatchError, TokenizerFileError
 
-if TYPE_CHECKING:
-    from ..tokenizer import Tokenizer
-
-__all__ = ["parse_ranks", "load_tiktoken_file", "check_sha256"]
+__all__ = ["check_sha256", "parse_ranks", "read_rank_file"]
 
 if sys.version_info >= (3, 11):
     _b64decode = functools.partial(binascii.a2b_base64, strict_mode=True)
@@ -110,17 +104,9 @@ def _raise_first_bad_line(lines: list[bytes], source: str) -> None:
         seen_ranks[rank] = lineno
 
 
-def load_tiktoken_file(
-    path: str | os.PathLike[str],
-    *,
-    pattern: str,
-    special_tokens: Mapping[str, int] | None = None,
-    name: str | None = None,
-    expected_hash: str | None = None,
-) -> Tokenizer:
-    """Read a rank file from disk and build its ``Tokenizer``."""
-    from ..tokenizer import Tokenizer
-
+def read_rank_file(path: str | os.PathLike[str], *, expected_hash: str | None = None) -> tuple[dict[bytes, int], str]:
+    """Read a rank file from disk: ``(ranks, stem)``, the stem of the file's name
+    naming the tokenizer by default."""
     source = os.fspath(path)
     try:
         with open(source, "rb") as f:
@@ -130,6 +116,4 @@ def load_tiktoken_file(
     label = os.path.basename(source)
     if expected_hash is not None:
         check_sha256(data, expected_hash, label)
-    ranks = parse_ranks(data, label)
-    stem = name or os.path.basename(source).split(".")[0]
-    return Tokenizer(ranks, pattern=pattern, special_tokens=special_tokens, name=stem)
+    return parse_ranks(data, label), label.split(".")[0]

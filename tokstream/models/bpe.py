@@ -1,205 +1,29 @@
-"""Byte-level BPE by merge ranks, with tiktoken's semantics.
+"""Hugging Face ``tokenizers``' BPE: a vocabulary plus an ordered merge list.
 
-A piece's bytes start as single bytes; the adjacent pair whose concatenation has the
-lowest rank is merged, the leftmost one on ties, until no adjacent pair concatenates to
-a token. The remaining parts' ranks are the ids. This is what tiktoken's
-``byte_pair_merge`` computes; ranks are looked up on concatenated bytes, not on a merge
-list, so a vocabulary needs nothing but ``dict[bytes, int]``.
+Matches the Rust ``BPE::tokenize`` (class notes), with byte fallback, ``fuse_unk``,
+continuing-subword prefixes and end-of-word suffixes, ``ignore_merges`` and dropout.
 
-Not handled here: pre-tokenization (``pre_tokenizers``), special tokens (``specials``),
-caching of pieces (``tokenizer``), and merge lists / byte fallback / dropout of Hugging
-Face BPE (a later model).
-
-Performance notes
------------------
-- Most pieces of real text are a token themselves: one dict lookup, no merging.
-- Short pieces (under ``_BUCKETS_MIN`` bytes) use a flat list of pair ranks; ``min``
-  and ``list.index`` run in C, so the O(n^2) scan beats anything cleverer for small n.
-- Longer pieces (CJK runs, a run of one character, a base64 blob) keep candidate
-  pairs in per-rank buckets swept left to right: each merge is O(1) Python work, plus
-  sorting the buckets' runs. A heap of ``(rank, start)`` entries was tried first:
-  1,000,000 ``a`` took 3.4 s with tuple keys, 2.0 s with int keys, and grew 14x from
-  10^5 to 10^6 bytes (cache misses in a 10^6-entry heap); the buckets take 0.7 s and
-  grow 11.5x. tiktoken takes 0.27 s.
+Not here: tiktoken's rank-file BPE, which merges by the ranks of concatenated bytes
+(``ranks.py``), and SentencePiece's score-based BPE (``sentencepiece.py``).
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
 
-import regex
+from ..byte_level import bytes_to_proxy, proxies_to_bytes, proxy_to_bytes
+from .base import ByteEncoder, Model, Spelling
+from .ranks import merges_for_ranks
 
-from ..errors import TokstreamError
+__all__ = ["BPE"]
 
-__all__ = ["BytePairEncoder"]
-
-_BUCKETS_MIN = 24
-_NO_RANK = 1 << 62
-
-
-class BytePairEncoder:
-    """Encode one pre-token's bytes into ids by merge ranks.
-
-    Cost: building is O(1) (the rank dict is shared, not copied). ``encode_piece`` is
-    one dict lookup for an in-vocabulary piece, O(n^2) with C inner loops below
-    ``_BUCKETS_MIN`` bytes, and O(n log n) at worst above it (sorting bucket runs;
-    in practice linear).
-    """
-
-    __slots__ = ("ranks",)
-
-    def __init__(self, ranks: Mapping[bytes, int]) -> None:
-        self.ranks = ranks
-
-    def encode_piece(self, piece: bytes) -> tuple[int, ...]:
-        """Return the ids of one pre-token's bytes.
-
-        Raises ``TokstreamError`` naming the byte when a single byte is not in the
-        vocabulary (a vocabulary that is not byte-complete; tiktoken panics there).
-        """
-        rank = self.ranks.get(piece)
-        if rank is not None:
-            return (rank,)
-        if len(piece) < _BUCKETS_MIN:
-            bounds = _merge_small(piece, self.ranks)
-        else:
-            bounds = _merge_buckets(piece, self.ranks)
-        ranks = self.ranks
-        try:
-            return tuple([ranks[piece[a:b]] for a, b in zip(bounds, bounds[1:])])
-        except KeyError as e:
-            raise TokstreamError(
-                f"cannot encode {piece!r}: the vocabulary has no token for {e.args[0]!r} "
-                f"(a rank file should hold all 256 single bytes)"
-            ) from None
+_BUCKETS_MIN: Final = 24
+_NO_RANK: Final = 1 << 62
 
 
-def _merge_small(piece: bytes, ranks: Mapping[bytes, int]) -> list[int]:
-    """Return the part boundaries after merging; flat-list version for short pieces."""
-    get = ranks.get
-    bounds = list(range(len(piece) + 1))
-    # pair[i] is the rank of parts i and i+1 joined.
-    pair = [get(piece[i : i + 2], _NO_RANK) for i in range(len(piece) - 1)]
-    while pair:
-        best = min(pair)
-        if best == _NO_RANK:
-            break
-        i = pair.index(best)  # leftmost among equal ranks, as tiktoken
-        del bounds[i + 1]
-        del pair[i]
-        if i < len(pair):
-            pair[i] = get(piece[bounds[i] : bounds[i + 2]], _NO_RANK)
-        if i > 0:
-            pair[i - 1] = get(piece[bounds[i - 1] : bounds[i + 1]], _NO_RANK)
-    return bounds
-
-
-def _merge_buckets(piece: bytes, ranks: Mapping[bytes, int]) -> list[int]:
-    """Return the part boundaries after merging; rank-bucket version for long pieces.
-
-    Parts form a linked list by start offset: part ``s`` spans ``[s, nxt[s])``, and
-    ``nxt[s] == -1`` once ``s`` was merged into its left neighbour. Candidate pairs wait
-    in one bucket per rank (their start offsets); a small heap orders the ranks. A rank
-    is processed as one left-to-right sweep over its sorted starts, which is what
-    tiktoken's "lowest rank, leftmost first" loop does one merge at a time, with two
-    exceptions handled exactly: a merge that creates another pair of the *same* rank
-    feeds the sweep through a small heap (it may lie left of the sweep), and one that
-    creates a *lower* rank suspends the sweep, which resumes after that rank. A popped
-    start is stale unless the pair there still has this rank.
-    """
-    get = ranks.get
-    n = len(piece)
-    nxt = list(range(1, n + 2))
-    prv = list(range(-1, n))
-    buckets: dict[int, list[int]] = {}
-    for i in range(n - 1):
-        r = get(piece[i : i + 2])
-        if r is not None:
-            bucket = buckets.get(r)
-            if bucket is None:
-                buckets[r] = [i]
-            else:
-                bucket.append(i)
-    order = list(buckets)
-    heapq.heapify(order)
-    pop, push = heapq.heappop, heapq.heappush
-
-    def enqueue(rank: int, start: int) -> None:
-        bucket = buckets.get(rank)
-        if bucket is None:
-            buckets[rank] = [start]
-            push(order, rank)
-        else:
-            bucket.append(start)
-
-    # A suspended sweep keeps its sorted starts, its position and its same-rank heap,
-    # so resuming costs O(1), not a copy of the rest.
-    suspended: dict[int, tuple[list[int], int, list[int]]] = {}
-    while order:
-        rank = pop(order)
-        fresh = buckets.pop(rank, None)
-        paused = suspended.pop(rank, None)
-        if paused is not None:
-            starts, i, same = paused
-            if fresh:
-                same.extend(fresh)
-                heapq.heapify(same)
-        elif fresh is not None:
-            starts, i, same = fresh, 0, []
-            starts.sort()  # runs appended left to right: timsort merges them in O(n)
-        else:
-            continue  # a duplicate entry in `order`
-        m = len(starts)
-        while True:
-            if same and (i >= m or same[0] < starts[i]):
-                s = pop(same)
-            elif i < m:
-                s = starts[i]
-                i += 1
-            else:
-                break
-            mid = nxt[s]
-            if mid < 0 or mid >= n:
-                continue
-            end = nxt[mid]
-            if get(piece[s:end]) != rank:
-                continue
-            nxt[s] = end
-            nxt[mid] = -1
-            lower = False
-            if end < n:
-                prv[end] = s
-                r = get(piece[s : nxt[end]])
-                if r is not None:
-                    if r == rank:
-                        push(same, s)
-                    else:
-                        enqueue(r, s)
-                        lower = lower or r < rank
-            before = prv[s]
-            if before >= 0:
-                r = get(piece[before:end])
-                if r is not None:
-                    if r == rank:
-                        push(same, before)
-                    else:
-                        enqueue(r, before)
-                        lower = lower or r < rank
-            if lower:
-                # A lower rank now exists: it goes first; this sweep resumes after it.
-                suspended[rank] = (starts, i, same)
-                push(order, rank)
-                break
-    bounds = [0]
-    s = 0
-    while s < n:
-        s = nxt[s]
-        bounds.append(s)
-    return bounds
-
-
-class BPE:
+class BPE(Model):
     """Hugging Face ``tokenizers``' BPE model: a vocabulary plus an ordered merge list.
 
     Matches the Rust ``BPE::tokenize``: a piece starts as its characters (with
@@ -236,7 +60,7 @@ class BPE:
     def __init__(
         self,
         vocab: Mapping[str, int],
-        merges: list[tuple[str, str]],
+        merges: Sequence[tuple[str, str]],
         *,
         unk_token: str | None = None,
         byte_fallback: bool = False,
@@ -258,26 +82,8 @@ class BPE:
         if dropout is not None and not 0.0 <= dropout <= 1.0:
             raise ValueError(f"{where}.dropout: {dropout} is not a probability")
         self.dropout = dropout
-        stride = max(self.vocab.values(), default=0) + 1
-        self._stride = stride
-        prefix_len = len(continuing_subword_prefix or "")
-        pairs: dict[int, tuple[int, int]] = {}
-        for rank, (left, right) in enumerate(self.merges):
-            a, b = self.vocab.get(left), self.vocab.get(right)
-            if a is None or b is None:
-                missing = left if a is None else right
-                raise ValueError(
-                    f"{where}.merges[{rank}]: {missing!r} is not in the vocabulary"
-                )
-            # The merged token drops the right part's continuation prefix, as Rust does.
-            merged = left + (right[prefix_len:] if prefix_len and right.startswith(continuing_subword_prefix or "") else right)
-            new_id = self.vocab.get(merged)
-            if new_id is None:
-                raise ValueError(
-                    f"{where}.merges[{rank}]: the merged token {merged!r} is not in the vocabulary"
-                )
-            pairs.setdefault(a * stride + b, (rank, new_id))
-        self._pairs = pairs
+        self._stride = stride = max(self.vocab.values(), default=0) + 1
+        self._pairs = _pair_table(self.vocab, self.merges, continuing_subword_prefix or "", stride, where)
         self._unk_id: int | None = None
         if unk_token is not None:
             self._unk_id = self.vocab.get(unk_token)
@@ -358,6 +164,95 @@ class BPE:
             "merges": [[a, b] for a, b in self.merges],
         }
 
+    # ------------------------------------------------------------- declarations
+
+    def token_to_id(self, spelling: str) -> int | None:
+        return self.vocab.get(spelling)
+
+    def spellings(self) -> Mapping[int, str]:
+        return {i: s for s, i in self.vocab.items()}
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.vocab)
+
+    def byte_encoder(self, spelling: Spelling) -> ByteEncoder | None:
+        """Byte-level pieces encode from their bytes (not under dropout, which a cache
+        would freeze); a piece that is a token is that token only under
+        ``ignore_merges`` (otherwise the merges decide)."""
+        if spelling is not Spelling.BYTE_LEVEL or self.dropout:
+            return None
+        encode_piece = self.encode_piece
+
+        def encode_bytes(piece: bytes) -> tuple[int, ...]:
+            return encode_piece(bytes_to_proxy(piece))
+
+        whole: dict[bytes, int] = {}
+        if self.ignore_merges:
+            whole = {d: i for d, i in zip(proxies_to_bytes(self.vocab), self.vocab.values()) if d is not None}
+        return encode_bytes, whole
+
+    def rank_form(self, spelling: Spelling, specials: Mapping[str, int]) -> dict[bytes, int] | None:
+        """The tiktoken ranks this model encodes as, when it is exactly what
+        ``RankBPE.to_json`` writes (``ignore_merges``, ``merges_for_ranks`` as its merge
+        list, nothing else set; ``specials`` listed in the vocabulary are left out);
+        else None. Cost: rebuilding the merge list (about 1 s for o200k), once."""
+        if (
+            spelling is not Spelling.BYTE_LEVEL
+            or not self.ignore_merges
+            or self.dropout
+            or self.byte_fallback
+            or self.unk_token is not None
+            or self.continuing_subword_prefix
+            or self.end_of_word_suffix
+        ):
+            return None
+        ranks: dict[bytes, int] = {}
+        for spelling_, tid in self.vocab.items():
+            if specials.get(spelling_) == tid:
+                continue  # RankBPE.to_json lists the specials in the vocabulary too
+            data = proxy_to_bytes(spelling_)
+            if data is None:
+                return None
+            ranks[data] = tid
+        derived = merges_for_ranks(ranks)
+        if len(derived) != len(self.merges) or any(
+            (bytes_to_proxy(a), bytes_to_proxy(b)) != pair for (a, b), pair in zip(derived, self.merges)
+        ):
+            return None
+        return ranks
+
+    @property
+    def unknown_id(self) -> int | None:
+        return self._unk_id
+
+    @property
+    def id_limit(self) -> int:
+        return self._stride if self.vocab else 0
+
+    @property
+    def subword_prefix(self) -> str:
+        return self.continuing_subword_prefix or ""
+
+    @property
+    def word_suffix(self) -> str:
+        return self.end_of_word_suffix or ""
+
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]:
+        # The merge table is derived: pickle the vocabulary and merges only.
+        return (_rebuild, (self.vocab, self.merges, self._options()))
+
+    def _options(self) -> dict[str, Any]:
+        return {
+            "unk_token": self.unk_token,
+            "byte_fallback": self.byte_fallback,
+            "fuse_unk": self.fuse_unk,
+            "ignore_merges": self.ignore_merges,
+            "continuing_subword_prefix": self.continuing_subword_prefix,
+            "end_of_word_suffix": self.end_of_word_suffix,
+            "dropout": self.dropout,
+        }
+
     def encode_piece(self, piece: str, *, rng: object = None) -> tuple[int, ...]:
         """The ids of one pre-token. ``rng`` (a numpy Generator) enables dropout."""
         if not piece:
@@ -372,29 +267,42 @@ class BPE:
         return tuple(_merge_ids(symbols, self._pairs, self._stride))
 
 
-def merges_for_ranks(ranks: Mapping[bytes, int]) -> list[tuple[bytes, bytes]]:
-    """The merge list under which ``BPE`` (with ``ignore_merges``) encodes as
-    ``BytePairEncoder`` does on ``ranks``.
+def _pair_table(
+    vocab: Mapping[str, int], merges: Sequence[tuple[str, str]], prefix: str, stride: int, where: str
+) -> dict[int, tuple[int, int]]:
+    """``left_id * stride + right_id -> (rank, merged_id)``, the first merge of a pair
+    winning. Built with C-level ``map``s (Llama 3's 280k merges: ~0.1 s; a Python loop
+    took 0.6 s)."""
+    lefts = [a for a, _ in merges]
+    rights = [b for _, b in merges]
+    get = vocab.get
+    a_ids = list(map(get, lefts))
+    b_ids = list(map(get, rights))
+    if prefix:
+        # The merged token drops the right part's continuation prefix, as Rust does.
+        cut = len(prefix)
+        merged = [a + (b[cut:] if b.startswith(prefix) else b) for a, b in zip(lefts, rights)]
+    else:
+        merged = list(map(str.__add__, lefts, rights))
+    new_ids = list(map(get, merged))
+    if None in a_ids or None in b_ids or None in new_ids:
+        for rank, (left, right) in enumerate(merges):
+            if a_ids[rank] is None or b_ids[rank] is None:
+                missing = left if a_ids[rank] is None else right
+                raise ValueError(f"{where}.merges[{rank}]: {missing!r} is not in the vocabulary")
+            if new_ids[rank] is None:
+                raise ValueError(
+                    f"{where}.merges[{rank}]: the merged token {merged[rank]!r} is not in the vocabulary"
+                )
+    keys = list(map(stride.__mul__, a_ids))  # type: ignore[arg-type]
+    keys = list(map(int.__add__, keys, b_ids))  # type: ignore[arg-type]
+    n = len(keys)
+    # Reversed, so that the first merge of a repeated pair is the one kept.
+    return dict(zip(reversed(keys), zip(range(n - 1, -1, -1), reversed(new_ids))))  # type: ignore[arg-type]
 
-    tiktoken merges any adjacent pair whose concatenation is a token, at that token's
-    rank. The list holds, for every token in rank order, each split of it into two
-    lower-ranked tokens (the conversion ``transformers`` uses for tiktoken models),
-    ordered by the parts' ranks; ``ignore_merges`` takes a whole piece that is a token
-    first, as tiktoken does.
 
-    Cost: one dict lookup pair per byte of every token (about 1 s for o200k).
-    """
-    merges: list[tuple[bytes, bytes]] = []
-    get = ranks.get
-    for token, rank in sorted(ranks.items(), key=lambda item: item[1]):
-        splits = []
-        for k in range(1, len(token)):
-            left, right = get(token[:k]), get(token[k:])
-            if left is not None and right is not None and left < rank and right < rank:
-                splits.append((left, right, k))
-        splits.sort()
-        merges += [(token[:k], token[k:]) for _, _, k in splits]
-    return merges
+def _rebuild(vocab: dict[str, int], merges: list[tuple[str, str]], options: dict[str, Any]) -> BPE:
+    return BPE(vocab, merges, **options)
 
 
 def _joins_before(token: str, c: str) -> bool:
@@ -485,131 +393,3 @@ def _merge_ids_heap(
             if m is not None:
                 heapq.heappush(heap, (m[0], pos, m[1]))
     return [s for s, a in zip(symbols, alive) if a]
-
-
-class SentencePieceBPE:
-    """SentencePiece's BPE (``bpe_model.cc``): merges by piece *score*, not by a list.
-
-    The piece starts as its characters, except that user-defined pieces are matched
-    whole (longest first) and never merged. Repeatedly, the adjacent pair whose
-    concatenation is a piece with the highest score is merged, the leftmost on ties.
-    Pieces of type UNUSED may be merged through and are then split back into the
-    pieces they were made of. A symbol that is not a piece is unknown: with
-    ``byte_fallback`` it becomes its ``<0xXX>`` byte pieces, else ``unk_id``, and a
-    run of unknowns is one ``unk_id``, as SentencePiece reports it.
-
-    Cost: O(n log n) per piece with a heap; pieces are cached by the tokenizer.
-    """
-
-    def __init__(
-        self,
-        pieces: list[tuple[str, float, int]],
-        *,
-        unk_id: int,
-        byte_fallback: bool,
-    ) -> None:
-        # pieces: (text, score, type) by id; types as in sentencepiece_model.proto.
-        self.pieces = pieces
-        self.unk_id = unk_id
-        self.byte_fallback = byte_fallback
-        normal, unused, user = 1, 5, 4
-        self._score: dict[str, float] = {}
-        self._id: dict[str, int] = {}
-        self._unused: set[str] = set()
-        self._user: list[str] = []
-        for i, (text, score, kind) in enumerate(pieces):
-            if kind in (normal, user, unused):
-                self._score.setdefault(text, score)
-                self._id.setdefault(text, i)
-                if kind == unused:
-                    self._unused.add(text)
-                if kind == user:
-                    self._user.append(text)
-        self._byte_ids = [self._id_or_none(f"<0x{b:02X}>", pieces) for b in range(256)]
-        self._user_re = (
-            regex.compile("|".join(regex.escape(u) for u in sorted(self._user, key=len, reverse=True)))
-            if self._user
-            else None
-        )
-
-    @staticmethod
-    def _id_or_none(text: str, pieces: list[tuple[str, float, int]]) -> int | None:
-        for i, (t, _, kind) in enumerate(pieces):
-            if t == text and kind == 6:
-                return i
-        return None
-
-    def _symbols(self, piece: str) -> list[tuple[str, bool]]:
-        if self._user_re is None:
-            return [(c, False) for c in piece]
-        out: list[tuple[str, bool]] = []
-        pos = 0
-        for m in self._user_re.finditer(piece):
-            out += [(c, False) for c in piece[pos : m.start()]]
-            out.append((m.group(), True))
-            pos = m.end()
-        out += [(c, False) for c in piece[pos:]]
-        return out
-
-    def encode_piece(self, piece: str) -> tuple[int, ...]:
-        syms = self._symbols(piece)
-        n = len(syms)
-        text = [s for s, _ in syms]
-        frozen = [f for _, f in syms]
-        nxt = list(range(1, n + 1))
-        prv = list(range(-1, n - 1))
-        score = self._score
-        rev: dict[str, tuple[str, str]] = {}
-        heap: list[tuple[float, int, int, int]] = []
-
-        def add(left: int, right: int) -> None:
-            if left < 0 or right >= n or frozen[left] or frozen[right]:
-                return
-            merged = text[left] + text[right]
-            sc = score.get(merged)
-            if sc is None:
-                return
-            heapq.heappush(heap, (-sc, left, right, len(merged)))
-            if merged in self._unused:
-                rev[merged] = (text[left], text[right])
-
-        for i in range(1, n):
-            add(i - 1, i)
-        while heap:
-            _, left, right, size = heapq.heappop(heap)
-            if not text[left] or not text[right] or len(text[left]) + len(text[right]) != size:
-                continue
-            text[left] += text[right]
-            nxt[left] = nxt[right]
-            if nxt[right] < n:
-                prv[nxt[right]] = left
-            text[right] = ""
-            add(prv[left], left)
-            add(left, nxt[left])
-        out: list[int] = []
-        i = 0
-        while i < n:
-            self._emit(text[i], rev, out)
-            i = nxt[i]
-        unk = self.unk_id
-        if unk in out:
-            # SentencePiece merges a run of unknown pieces into one.
-            out = [t for k, t in enumerate(out) if t != unk or k == 0 or out[k - 1] != unk]
-        return tuple(out)
-
-    def _emit(self, w: str, rev: dict[str, tuple[str, str]], out: list[int]) -> None:
-        if w in self._unused and w in rev:
-            a, b = rev[w]
-            self._emit(a, rev, out)
-            self._emit(b, rev, out)
-            return
-        tid = self._id.get(w)
-        if tid is not None:
-            out.append(tid)
-            return
-        if self.byte_fallback:
-            ids = [self._byte_ids[b] for b in w.encode("utf-8")]
-            if None not in ids:
-                out.extend(ids)  # type: ignore[arg-type]
-                return
-        out.append(self.unk_id)

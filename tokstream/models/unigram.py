@@ -62,13 +62,14 @@ Performance notes
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from heapq import nlargest
 from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from ..errors import TokenizerFileError, TokstreamError
 from ._vocab import ABSENT, json_kind, prefix_table
+from .base import Model
 
 if TYPE_CHECKING:
     import numpy as np
@@ -89,7 +90,7 @@ _first = itemgetter(0)
 _Edge = tuple[int, int, float]
 
 
-class Unigram:
+class Unigram(Model):
     """Encode one pre-token into ids with a unigram language model.
 
     ``vocab`` lists ``(piece, score)`` pairs; a piece's id is its index. ``unk_id`` is
@@ -118,6 +119,8 @@ class Unigram:
     it the binding's per-call cost (ratio 0.77x, >1: tokstream faster). 10^5 copies
     of one character: 25 ms (``tokenizers`` 26-29 ms).
     """
+
+    piece_spans = True
 
     __slots__ = (
         "_byte_fallback",
@@ -215,6 +218,14 @@ class Unigram:
     def token_to_id(self, piece: str) -> int | None:
         """The id of ``piece`` (the last one, if listed twice), or ``None``."""
         return self._pieces.get(piece)
+
+    def spellings(self) -> Mapping[int, str]:
+        """Every id's piece."""
+        return {i: piece for i, (piece, _) in enumerate(self._vocab)}
+
+    @property
+    def unknown_id(self) -> int | None:
+        return self._unk_id
 
     def id_to_token(self, token_id: int) -> str | None:
         """The piece with id ``token_id``, or ``None`` when out of range."""

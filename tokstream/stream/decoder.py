@@ -78,9 +78,9 @@ import codecs
 import re
 import weakref
 from collections.abc import Iterable, Sequence
-from typing import Any, Final
+from typing import Final
 
-from .. import decoders as _dec
+from ..decoders import Decoder, SentencePieceDecoder, StreamKind, Strip, byte_local
 from ..errors import TokstreamError
 from ..tokenizer import Tokenizer
 from .stops import StopMatcher
@@ -123,6 +123,7 @@ class _BytesPlan:
 
     def __init__(self, table: list[bytes | None]) -> None:
         self.table = table
+        self.known: frozenset[int] = frozenset()  # step() checks ids against the table
 
     def new_core(self, tok: Tokenizer) -> _Core:
         return _BytesCore(self.table)
@@ -140,19 +141,20 @@ class _PiecesPlan:
 
     def __init__(
         self,
-        id_to_token: dict[int, str],
-        stages: list[Any] | None,
+        spellings: Sequence[str | None],
+        stages: list[Decoder] | None,
         *,
         byte_fallback: bool,
-        fused_strips: list[Any],
+        fused_strips: list[Strip],
         skip: frozenset[int],
     ) -> None:
-        self.id_to_token = id_to_token
+        self.spellings = spellings
+        self.known = _known(spellings)
         self.stages = stages
         self.byte_fallback = byte_fallback
         self.fused_strips = fused_strips
         self.skip = skip
-        self.last_sensitive = stages is not None and any(type(s) is _dec.BPEDecoder for s in stages)
+        self.last_sensitive = stages is not None and any(s.depends_on_last for s in stages)
         # unit cache per position: [first][last]
         self._units: list[list[dict[int, _Unit]]] = [[{}, {}], [{}, {}]]
 
@@ -167,7 +169,7 @@ class _PiecesPlan:
         return u
 
     def _compute(self, tid: int, first: bool, last: bool) -> _Unit:
-        token = self.id_to_token[tid]
+        token = self.spellings[tid] or ""
         if self.stages is None:
             text = token if first else " " + token
         else:
@@ -187,10 +189,11 @@ class _PiecesPlan:
 
 
 class _SentencePiecePlan:
-    """``formats.spm_pipeline.SentencePieceDecoder``'s rules, one piece at a time."""
+    """``decoders.SentencePieceDecoder``'s rules, one piece at a time."""
 
-    def __init__(self, id_to_token: dict[int, str], decoder: Any, skip: frozenset[int]) -> None:
-        self.id_to_token = id_to_token
+    def __init__(self, spellings: Sequence[str | None], decoder: SentencePieceDecoder, skip: frozenset[int]) -> None:
+        self.spellings = spellings
+        self.known = _known(spellings)
         self.control: frozenset[str] = frozenset(decoder.control)
         self.unk: str = decoder.unk
         self.unk_surface: str = decoder.unk_surface
@@ -201,6 +204,11 @@ class _SentencePiecePlan:
 
     def new_core(self, tok: Tokenizer) -> _Core:
         return _SentencePieceCore(self)
+
+
+def _known(spellings: Sequence[str | None]) -> frozenset[int]:
+    """The ids with a spelling: what a core may be fed (others raise before)."""
+    return frozenset(i for i, s in enumerate(spellings) if s is not None)
 
 
 class _HoldPlan:
@@ -216,10 +224,6 @@ class _HoldPlan:
 _Plan = _BytesPlan | _PiecesPlan | _SentencePiecePlan | _HoldPlan
 _PLANS: weakref.WeakKeyDictionary[Tokenizer, dict[bool, _Plan]] = weakref.WeakKeyDictionary()
 
-#: Decoders that map each token on its own (knowing only first / last position).
-_TOKEN_WISE: Final = (_dec.Replace, _dec.Strip, _dec.Metaspace, _dec.WordPiece, _dec.BPEDecoder)
-
-
 def _plan_for(tok: Tokenizer, skip_special_tokens: bool) -> _Plan:
     """The decode plan of ``tok`` (built once per tokenizer and skip flag)."""
     plans = _PLANS.setdefault(tok, {})
@@ -230,63 +234,45 @@ def _plan_for(tok: Tokenizer, skip_special_tokens: bool) -> _Plan:
 
 
 def _build_plan(tok: Tokenizer, skip_special_tokens: bool) -> _Plan:
-    skip = frozenset(tok.special_tokens.values()) if skip_special_tokens else frozenset()
-    # Decoding rules are not public on Tokenizer; the pipeline is the one place that
-    # holds them (None for rank files, whose decode is the joined token bytes).
-    pipeline = getattr(tok, "_pipeline", None)
-    decoder = pipeline.decoder if pipeline is not None else None
-    stages = _flatten(decoder)
-    if pipeline is None or (stages is not None and len(stages) == 1 and type(stages[0]) is _dec.ByteLevel):
-        # Rank files and a lone ByteLevel decoder: decode is the joined token bytes,
-        # which the tokenizer's own table already holds (None marks a hole).
-        return _BytesPlan([b"" if i in skip and data is not None else data for i, data in enumerate(tok._table)])
-    assert pipeline is not None
-    id_to_token: dict[int, str] = pipeline.id_to_token
-    if type(decoder).__name__ == "SentencePieceDecoder":
-        from ..formats.spm_pipeline import SentencePieceDecoder
-
-        if type(decoder) is SentencePieceDecoder:
-            return _SentencePiecePlan(id_to_token, decoder, skip)
+    """The plan the decoder's stages declare they allow (``decoders.StreamKind``)."""
+    skip = frozenset(tok.vocab.special_ids) if skip_special_tokens else frozenset()
+    decoder = tok.decoder
+    if byte_local(decoder):
+        # A lone ByteLevel decoder (rank files): decode is the joined token bytes, which
+        # the vocabulary's own table already holds (None marks a hole).
+        return _BytesPlan([b"" if i in skip and data is not None else data for i, data in enumerate(tok.vocab.table)])
+    spellings = tok.vocab.spellings
     if decoder is None:
-        return _PiecesPlan(id_to_token, None, byte_fallback=False, fused_strips=[], skip=skip)
-    if stages is not None:
-        shape = _pieces_shape(stages)
-        if shape is not None:
-            token_wise, byte_fallback, fused_strips = shape
-            return _PiecesPlan(
-                id_to_token, token_wise, byte_fallback=byte_fallback, fused_strips=fused_strips, skip=skip
-            )
+        return _PiecesPlan(spellings, None, byte_fallback=False, fused_strips=[], skip=skip)
+    stages = decoder.stages()
+    if len(stages) == 1 and isinstance(stages[0], SentencePieceDecoder):
+        return _SentencePiecePlan(spellings, stages[0], skip)
+    shape = _pieces_shape(stages)
+    if shape is not None:
+        token_wise, byte_fallback, fused_strips = shape
+        return _PiecesPlan(spellings, token_wise, byte_fallback=byte_fallback, fused_strips=fused_strips, skip=skip)
     return _HoldPlan(skip_special_tokens)
 
 
-def _flatten(decoder: Any) -> list[Any] | None:
-    """The stages of a (nested) ``decoders.Sequence``; None for no decoder."""
-    if decoder is None:
-        return None
-    if type(decoder) is _dec.Sequence:
-        out: list[Any] = []
-        for d in decoder.decoders:
-            out += _flatten(d) or []
-        return out
-    return [decoder]
-
-
-def _pieces_shape(stages: list[Any]) -> tuple[list[Any], bool, list[Any]] | None:
+def _pieces_shape(stages: list[Decoder]) -> tuple[list[Decoder], bool, list[Strip]] | None:
     """``(token_wise, byte_fallback, fused_strips)`` when ``stages`` are
     token-wise stages, then optionally ``ByteFallback``, then optionally ``Fuse`` and
     ``Strip``s of the fused text; None for any other shape."""
     i, n = 0, len(stages)
-    while i < n and type(stages[i]) in _TOKEN_WISE:
+    while i < n and stages[i].stream_kind in (StreamKind.TOKEN_WISE, StreamKind.STRIP):
         i += 1
     token_wise = stages[:i]
-    byte_fallback = i < n and type(stages[i]) is _dec.ByteFallback
+    byte_fallback = i < n and stages[i].stream_kind is StreamKind.BYTE_FALLBACK
     i += byte_fallback
     fused = False
-    while i < n and type(stages[i]) is _dec.Fuse:
+    while i < n and stages[i].stream_kind is StreamKind.FUSE:
         fused, i = True, i + 1
-    strips = []
-    while fused and i < n and type(stages[i]) is _dec.Strip:
-        strips.append(stages[i])
+    strips: list[Strip] = []
+    while fused and i < n:
+        stage = stages[i]
+        if not isinstance(stage, Strip):
+            break
+        strips.append(stage)
         i += 1
     return (token_wise, byte_fallback, strips) if i == n else None
 
@@ -339,7 +325,7 @@ class _StripFused:
 
     __slots__ = ("content", "lead", "stop", "tail")
 
-    def __init__(self, strip: Any) -> None:
+    def __init__(self, strip: Strip) -> None:
         self.content: str = strip.content
         self.lead: int = strip.start
         self.stop: int = strip.stop
@@ -464,7 +450,7 @@ class _SentencePieceCore(_Core):
         p = self.plan
         if tid in p.skip:
             return ""
-        t = p.id_to_token[tid]
+        t = p.spellings[tid] or ""
         byte = p.byte_value.get(t)
         if byte is not None:
             self.run_open = True
@@ -621,7 +607,7 @@ class StreamDecoder:
         live = not (self._stopped or self._finished)
         self._table = core.table if isinstance(core, _BytesCore) and live else None
         self._utf8 = core.utf8 if isinstance(core, _BytesCore) else _Utf8("replace")  # unused
-        self._known = core.plan.id_to_token if isinstance(core, (_PiecesCore, _SentencePieceCore)) else {}
+        self._known = core.plan.known if isinstance(core, (_PiecesCore, _SentencePieceCore)) else frozenset()
 
     # ------------------------------------------------------------------ stream
 

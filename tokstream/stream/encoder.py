@@ -1,9 +1,9 @@
 """Encode text that arrives in chunks, emitting only ids that can no longer change.
 
-``push`` appends a chunk and, once ``batch`` characters are pending, asks the rules
-of ``Tokenizer.stable_boundary`` (``_stream_cut``) for the last cut of the pending
-text; the ids of the text before the cut are final and are returned, the rest stays
-pending. ``finish`` encodes what is left. The concatenated output equals
+``push`` appends a chunk and, once ``batch`` characters are pending, encodes the
+pending text up to its stable boundary (``Tokenizer.encode_stable``, the one call the
+prefix-cache planner shares); the ids of the text before the boundary are final and
+are returned, the rest stays pending. ``finish`` encodes what is left. The concatenated output equals
 ``tok.encode(full_text)`` with the same options under every chunking.
 
 Cost: a push that does not reach ``batch`` pending characters appends to a list
@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 
 from ..specials import SpecialSet
-from ..tokenizer import Tokenizer, _check_text
+from ..tokenizer import Tokenizer, check_text
 
 #: Pending text up to this long is scanned for a cut at every scan; longer pending
 #: text only when it has doubled since the last scan (linear total cost).
@@ -55,9 +55,10 @@ class StreamEncoder:
     __slots__ = (
         "_batch",
         "_chunks",
+        "_continued",
         "_enders",
         "_finished",
-        "_first",
+        "_kw",
         "_longest",
         "_offset",
         "_pending",
@@ -75,7 +76,9 @@ class StreamEncoder:
         batch: int = 64,
     ) -> None:
         self._tok = tok
-        self._policy = tok._policy(allowed_special, disallowed_special)
+        self._policy = tok.special_policy(allowed_special, disallowed_special)
+        # encode_stable resolves the same (cached) policy from these.
+        self._kw = {"allowed_special": self._policy.allowed, "disallowed_special": self._policy.disallowed}
         disallowed = self._policy.disallowed
         self._longest = max(map(len, disallowed), default=0)
         # A literal can only complete in a chunk holding its last character.
@@ -87,7 +90,7 @@ class StreamEncoder:
         self._chunks: list[str] = []
         self._pending = 0  # characters in _chunks
         self._offset = 0  # characters of the stream before _chunks
-        self._first = True  # _chunks opens a section (start rules apply)
+        self._continued = False  # _chunks continues a section (no start rules)
         self._scanned = 0  # pending length at the last scan
         self._finished = False
 
@@ -99,7 +102,7 @@ class StreamEncoder:
     def push(self, text: str) -> list[int]:
         """Append ``text``; return the ids that became final (possibly none)."""
         if type(text) is not str:
-            _check_text(text)
+            check_text(text)
         if self._finished:
             raise ValueError("push() after finish(): start a new StreamEncoder")
         if self._enders is not None and self._enders.search(text) is not None:
@@ -119,24 +122,27 @@ class StreamEncoder:
         text = "".join(self._chunks)
         self._chunks = []
         self._pending = 0
-        return self._tok._encode_part(text, self._policy, first=self._first) if text else []
+        if not text:
+            return []
+        if self._continued:
+            return self._tok.encode_continued(text, **self._kw)
+        return self._tok.encode(text, **self._kw)
 
     def _emit(self) -> list[int]:
         text = "".join(self._chunks)
-        tok, policy = self._tok, self._policy
-        cut, opens = tok._stream_cut(text, policy, first=self._first)
+        found = self._tok.encode_stable(text, continued=self._continued, tail=False, **self._kw)
+        cut = found.boundary
         if cut == 0:
             self._chunks = [text]
             self._scanned = len(text)
             return []
-        ids = tok._encode_part(text[:cut], policy, first=self._first)
         rest = text[cut:]
         self._chunks = [rest] if rest else []
         self._pending = len(rest)
         self._offset += cut
-        self._first = opens
+        self._continued = found.continued
         self._scanned = len(rest)
-        return ids
+        return found.ids
 
     def _check(self, text: str) -> None:
         """Raise where ``encode`` would: a disallowed literal ending in ``text``,

@@ -27,6 +27,7 @@ import heapq
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from ..models.ranks import RankBPE
 from ..pre_tokenizers import resolve_pattern
 from ..tokenizer import Tokenizer
 from .counting import PairIndex, pretoken_counts
@@ -71,7 +72,8 @@ def train_bpe(
     if not byte_level:
         raise NotImplementedError("only byte-level BPE training is implemented (byte_level=True)")
     if base is not None:
-        if not base._ranks or base._pipeline is not None:
+        model = base.pipeline.model
+        if not isinstance(model, RankBPE):
             raise ValueError(f"base={base.name!r} is not a rank-file (tiktoken-style) tokenizer")
         pattern = base.pattern
     counts = pretoken_counts(texts_or_counts, pattern)
@@ -80,10 +82,9 @@ def train_bpe(
         old_specials: dict[str, int] = {}
         words = {tuple(piece.encode("utf-8")): c for piece, c in counts.items()}
     else:
-        ranks = dict(base._ranks)
+        ranks = dict(model.ranks)
         old_specials = base.special_tokens
-        encode_piece = base._model.encode_piece
-        words = _segmented(counts, encode_piece)
+        words = _segmented(counts, model.encode_bytes)
     first_id = max([*ranks.values(), *old_specials.values()]) + 1
     specials = [s for s in dict.fromkeys(special_tokens) if s not in old_specials]
     budget = vocab_size - first_id - len(specials)

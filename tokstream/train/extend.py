@@ -15,10 +15,13 @@ tokens keep a rank-file tokenizer a rank file.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from ..added_vocabulary import AddedToken
 from ..errors import TokstreamError
+from ..models.ranks import RankBPE
 from ..tokenizer import Tokenizer
 
 __all__ = ["ExtensionReport", "extend", "extension_report"]
@@ -43,39 +46,32 @@ def extend(tok: Tokenizer, tokens: Iterable[str], *, special: bool = False) -> T
     for t in new:
         if not isinstance(t, str) or not t:
             raise TypeError(f"tokens must be non-empty str, got {t!r}")
-    if tok._pipeline is None and special:
+    if special and isinstance(tok.pipeline.model, RankBPE):
         specials = tok.special_tokens
         specials.update({t: tok.n_vocab + i for i, t in enumerate(new)})
-        return Tokenizer(tok._ranks, pattern=tok.pattern, special_tokens=specials, name=f"{tok.name}+{len(new)}")
-    import json
-
-    from .._pipeline import AddedToken
-    from ..formats.hf_json import tiktoken_to_json, tokenizer_from_json
-
-    obj = tok._pipeline.to_json() if tok._pipeline is not None else tiktoken_to_json(tok)
+        return Tokenizer(tok.pipeline.model.ranks, pattern=tok.pattern, special_tokens=specials, name=f"{tok.name}+{len(new)}")
+    obj = tok.pipeline.to_json()
     have = {a["content"] for a in obj["added_tokens"]}
     obj["added_tokens"] += [
         AddedToken(id=tok.n_vocab + i, content=t, special=special).to_json()
         for i, t in enumerate(t for t in new if t not in have)
     ]
-    # Ids are assigned as tokenizers assigns them on load (hf_json._AddedIds), so the
-    # file we would save gives the same ids there; check that no old id moved.
-    out = tokenizer_from_json(json.dumps(obj, ensure_ascii=False), source=f"{tok.name}+added.json")
-    assert out._pipeline is not None
+    # Ids are assigned as tokenizers assigns them on load (formats.hf_json), so the file
+    # we would save gives the same ids there; check that no old id moved.
+    out = Tokenizer.from_str(json.dumps(obj, ensure_ascii=False), name=f"{tok.name}+added")
     # An added token that lands on an old id whose bytes are not its text (its content
     # spells a vocabulary token: "é" is byte 0xE9 in byte-level vocabularies) would make
     # text encode to that id, which decodes to other bytes.
-    ids = {a.content: a.id for a in out._pipeline.added_tokens}
+    ids = {a.content: a.id for a in out.pipeline.added.tokens}
+    old_table, new_table = tok.vocab.table, out.vocab.table
     clashes = {
-        ids[t]: t
-        for t in new
-        if ids.get(t, tok.n_vocab) < tok.n_vocab and out._table[ids[t]] != t.encode("utf-8")
+        ids[t]: t for t in new if ids.get(t, tok.n_vocab) < tok.n_vocab and new_table[ids[t]] != t.encode("utf-8")
     }
     for i in range(tok.n_vocab):
-        if tok._table[i] != out._table[i] or i in clashes:
-            now = f"the added token {clashes[i]!r}" if i in clashes else repr(out._table[i])
+        if old_table[i] != new_table[i] or i in clashes:
+            now = f"the added token {clashes[i]!r}" if i in clashes else repr(new_table[i])
             raise TokstreamError(
-                f"extending {tok.name!r} would change token id {i} ({tok._table[i]!r} -> "
+                f"extending {tok.name!r} would change token id {i} ({old_table[i]!r} -> "
                 f"{now}): tokenizers' id rules for added tokens clash with this vocabulary"
             )
     return out
@@ -115,15 +111,16 @@ def extension_report(old: Tokenizer, new: Tokenizer, texts: Sequence[str]) -> Ex
     if isinstance(texts, str):
         raise TypeError("extension_report takes a sequence of texts, not one str")
     n_old = old.n_vocab
-    ids_kept = new.n_vocab >= n_old and all(old._table[i] == new._table[i] for i in range(n_old))
+    old_table, new_table = old.vocab.table, new.vocab.table
+    ids_kept = new.n_vocab >= n_old and all(old_table[i] == new_table[i] for i in range(n_old))
     specials_kept = all(
         new.special_tokens.get(s) == i and new.encode(s, allowed_special={s}) == [i] for s, i in old.special_tokens.items()
     )
-    triggers = [b for i, b in enumerate(new._table) if b and (i >= n_old or b != old._table[i])]
+    triggers = [b for i, b in enumerate(new_table) if b and (i >= n_old or b != old_table[i])]
     # Encode every text when the filter is not sound: added tokens matched after
     # normalization, or a rank file extended into a tokenizer.json-style pipeline.
-    every = (old._pipeline is None) != (new._pipeline is None) or (
-        new._pipeline is not None and any(t.normalized for t in new._pipeline.added_tokens)
+    every = isinstance(old.pipeline.model, RankBPE) != isinstance(new.pipeline.model, RankBPE) or any(
+        t.normalized for t in new.pipeline.added.tokens
     )
     changed: list[int] = []
     lost: list[int] = []

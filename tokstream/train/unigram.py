@@ -99,7 +99,6 @@ Performance notes
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -109,6 +108,12 @@ import numpy as np
 import numpy.typing as npt
 import regex
 
+from .. import decoders as dec
+from .. import normalizers as nz
+from .. import pre_tokenizers as pt
+from ..added_vocabulary import AddedToken
+from ..models.unigram import Unigram
+from ..pipeline import Pipeline
 from ..tokenizer import Tokenizer
 from .counting import check_counts
 
@@ -875,38 +880,28 @@ def _tokenizer(
     *,
     unk_special: bool,
 ) -> Tokenizer:
-    from .._pipeline import AddedToken, tokenizer_json
-    from ..formats.hf_json import tokenizer_from_json
-
     # Scores are rounded to 8 decimals: tokenizers' JSON reader (serde_json without
     # float_roundtrip) reads 17-digit numbers up to 1 ulp off (732 of 4,000 scores in
     # a test), which flips exact ties such as "......" + "." against "." + "......".
     # Numbers of at most 15 digits it reads exactly, as Python does.
-    vocab: list[list[Any]] = [[unk_token, 0.0]]
+    vocab: list[tuple[str, float]] = [(unk_token, 0.0)]
     if byte_fallback:
         # Below any path over the six characters of a literal "<0xXX>" (module notes).
         low = min(score for _, score in pieces)
-        vocab += [[f"<0x{b:02X}>", round(6.0 * low - 10.0, _SCORE_DECIMALS)] for b in range(256)]
-    vocab += [[p, round(s, _SCORE_DECIMALS)] for p, s in pieces]
+        vocab += [(f"<0x{b:02X}>", round(6.0 * low - 10.0, _SCORE_DECIMALS)) for b in range(256)]
+    vocab += [(p, round(s, _SCORE_DECIMALS)) for p, s in pieces]
     first = len(vocab)
     listed = [(0, unk_token)] if unk_special else []
     listed += [(first + i, s) for i, s in enumerate(specials)]
-    added = [AddedToken(id=i, content=s, special=True).to_json() for i, s in listed]
-    metaspace = {"type": "Metaspace", "replacement": META, "prepend_scheme": "always", "split": True}
-    decoder: dict[str, Any] = metaspace
+    metaspace = dec.Metaspace(replacement=META, prepend_scheme="always", split=True)
+    decoder: dec.Decoder = metaspace
     if byte_fallback:
-        decoder = {"type": "Sequence", "decoders": [metaspace, {"type": "ByteFallback"}, {"type": "Fuse"}]}
-    obj = tokenizer_json(
-        added_tokens=added,
-        normalizer={
-            "type": "Sequence",
-            "normalizers": [
-                {"type": "Prepend", "prepend": META},
-                {"type": "Replace", "pattern": {"String": " "}, "content": META},
-            ],
-        },
-        pre_tokenizer={"type": "Metaspace", "replacement": META, "prepend_scheme": "never", "split": True},
+        decoder = dec.Sequence([metaspace, dec.ByteFallback(), dec.Fuse()])
+    pipeline = Pipeline(
+        model=Unigram([(p, s) for p, s in vocab], unk_id=0, byte_fallback=byte_fallback),
+        added=[AddedToken(id=i, content=s, special=True) for i, s in listed],
+        normalizer=nz.Sequence([nz.Prepend(META), nz.Replace(" ", META)]),
+        pre_tokenizer=pt.Metaspace(replacement=META, prepend_scheme="never", split=True),
         decoder=decoder,
-        model={"type": "Unigram", "unk_id": 0, "vocab": vocab, "byte_fallback": byte_fallback},
     )
-    return tokenizer_from_json(json.dumps(obj, ensure_ascii=False), source=name)
+    return Tokenizer(pipeline=pipeline, name=name)

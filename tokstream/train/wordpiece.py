@@ -13,8 +13,8 @@ merge spells a token that already exists (``ab`` + ``##c`` after ``a`` + ``##bc`
 merge happens but no token is added, as in ``train/bpe.py``.
 
 The result encodes with ``models/wordpiece.py`` (greedy longest match; only the
-vocabulary matters, not the merge order) and is built from a ``tokenizer.json`` dict,
-so ``tok.save(path)`` loads in ``tokenizers`` with the same ids. That pipeline is made
+vocabulary matters, not the merge order) and is built from ``tokenizer.json``
+components, so ``tok.save(path)`` loads in ``tokenizers`` with the same ids. That pipeline is made
 lossless, unlike BERT's:
 
 - pre-tokenizer: ``Split`` on ``pattern`` (the pieces ``count_pretokens`` counts,
@@ -69,11 +69,15 @@ counted in almost every piece, is never merged at this size.
 from __future__ import annotations
 
 import heapq
-import json
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from ..added_vocabulary import AddedToken
+from ..decoders import Replace
+from ..models.wordpiece import WordPiece
+from ..pipeline import Pipeline
+from .. import pre_tokenizers as pt
 from ..pre_tokenizers import Split, oniguruma_spelling, resolve_pattern
 from ..tokenizer import Tokenizer
 from .counting import PairIndex, pretoken_counts
@@ -282,35 +286,16 @@ def _tokenizer(
     max_chars: int,
     name: str,
 ) -> Tokenizer:
-    """The trained vocabulary as a ``tokenizer.json`` pipeline (module notes)."""
-    from .._pipeline import AddedToken, tokenizer_json
-    from ..formats.hf_json import tokenizer_from_json
-
-    def split(regex: str) -> dict[str, object]:
-        return {
-            "type": "Split",
-            "pattern": {"Regex": regex},
-            "behavior": "Isolated",
-            "invert": False,
-        }
-
-    added = [AddedToken(id=vocab[s], content=s, special=True).to_json() for s in specials]
-    obj = tokenizer_json(
-        added_tokens=added,
-        pre_tokenizer={
-            "type": "Sequence",
-            "pretokenizers": [
-                split(oniguruma_spelling(resolve_pattern(pattern))),
-                split(PREFIX_GUARD),
-            ],
-        },
-        decoder={"type": "Replace", "pattern": {"Regex": DECODER_PATTERN}, "content": ""},
-        model={
-            "type": "WordPiece",
-            "unk_token": unk_token,
-            "continuing_subword_prefix": PREFIX,
-            "max_input_chars_per_word": max_chars,
-            "vocab": vocab,
-        },
+    """The trained vocabulary as a pipeline of ``tokenizer.json`` components (module notes)."""
+    pipeline = Pipeline(
+        model=WordPiece(vocab, unk_token=unk_token, continuing_subword_prefix=PREFIX, max_input_chars_per_word=max_chars),
+        added=[AddedToken(id=vocab[s], content=s, special=True) for s in specials],
+        pre_tokenizer=pt.Sequence(
+            [
+                Split(oniguruma_spelling(resolve_pattern(pattern)), "Isolated"),
+                Split(PREFIX_GUARD, "Isolated"),
+            ]
+        ),
+        decoder=Replace(DECODER_PATTERN, "", is_regex=True),
     )
-    return tokenizer_from_json(json.dumps(obj, ensure_ascii=False), source=name)
+    return Tokenizer(pipeline=pipeline, name=name)

@@ -1,0 +1,123 @@
+"""What every segmentation model is to the pipeline: one pre-token in, ids out.
+
+A model also declares, as data, what the layers around it may rely on:
+
+- ``byte_encoder(spelling)``: whether it can encode a piece given as raw UTF-8 bytes
+  (the rank-file fast path, ``_fastpath.PieceEncoder``, caches whole cut parts of text
+  for such models);
+- ``cut_char()``: a character at whose runs a text can be cut without changing the ids
+  (SentencePiece-style BPE with no pre-tokenizer is cached word by word);
+- ``piece_spans``: whether ``encode_piece_spans`` says which characters each token
+  covers (offsets); otherwise offsets match each token's spelling along the piece;
+- ``unknown_id``, ``byte_fallback``, ``subword_prefix``, ``word_suffix``: what that
+  spelling match needs.
+
+A model that declares nothing gets the general path: correct, only not cached as well.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from enum import Enum
+from typing import ClassVar
+
+__all__ = ["ByteEncoder", "Model", "Spelling"]
+
+Ids = tuple[int, ...]
+#: ``(encode_bytes, whole)``: encode a piece's UTF-8 bytes; ``whole`` maps a piece's
+#: bytes to its id when that piece is one token without merging (may be empty).
+ByteEncoder = tuple[Callable[[bytes], Ids], Mapping[bytes, int]]
+
+
+class Spelling(Enum):
+    """How a pre-tokenizer hands pieces to the model."""
+
+    #: The text itself (tiktoken: the model merges the piece's UTF-8 bytes).
+    TEXT = "text"
+    #: GPT-2's byte-level alphabet, one proxy character per byte (``"Ġhello"``).
+    BYTE_LEVEL = "byte_level"
+
+
+class Model(ABC):
+    """A segmentation model (module notes)."""
+
+    __slots__ = ()
+
+    #: ``encode_piece_spans`` is implemented (WordPiece, Unigram).
+    piece_spans: ClassVar[bool] = False
+
+    @abstractmethod
+    def encode_piece(self, piece: str) -> tuple[int, ...]:
+        """The ids of one pre-token."""
+
+    def encode_piece_spans(self, piece: str) -> list[tuple[int, int, int]]:
+        """``(id, start, end)`` per token: the characters of ``piece`` it covers
+        (only where ``piece_spans``)."""
+        raise NotImplementedError(f"{type(self).__name__} does not give token spans")
+
+    @abstractmethod
+    def to_json(self) -> dict[str, object]:
+        """The ``tokenizer.json`` ``"model"`` object."""
+
+    @abstractmethod
+    def token_to_id(self, spelling: str) -> int | None:
+        """The id of a vocabulary spelling, as the model looks it up (``tokenizers``:
+        the last of a repeated Unigram piece), or None."""
+
+    @abstractmethod
+    def spellings(self) -> Mapping[int, str]:
+        """Every id's spelling."""
+
+    @property
+    @abstractmethod
+    def vocab_size(self) -> int:
+        """The number of entries (``tokenizers``' ``get_vocab_size``, which decides the
+        ids of added tokens)."""
+
+    @property
+    def id_limit(self) -> int:
+        """The largest id plus one."""
+        return max(self.spellings(), default=-1) + 1
+
+    # ------------------------------------------------------------- declarations
+
+    def byte_encoder(self, spelling: Spelling) -> ByteEncoder | None:
+        """``(encode_bytes, whole)`` when pieces spelled ``spelling`` can be encoded
+        from their raw UTF-8 bytes; None (the default) when they cannot."""
+        return None
+
+    def raw_bytes(self) -> Mapping[bytes, int] | None:
+        """Token bytes -> id when the tokens *are* their bytes (a rank file), whatever
+        the decoder; None (the default) when a token's bytes come from its spelling."""
+        return None
+
+    def rank_form(self, spelling: Spelling, specials: Mapping[str, int]) -> Mapping[bytes, int] | None:
+        """The tiktoken ranks this model encodes as, for pieces spelled ``spelling``
+        (``specials``: the tokenizer's, which a vocabulary may list), else None. Models
+        with equal rank forms share a fingerprint."""
+        return None
+
+    def cut_char(self) -> str | None:
+        """A character at whose runs text cuts without changing the ids, or None."""
+        return None
+
+    @property
+    def unknown_id(self) -> int | None:
+        """The id that stands for text the model cannot spell, or None."""
+        return None
+
+    @property
+    def byte_fallback(self) -> bool:
+        """Unknown text is spelled with ``<0xXX>`` byte tokens."""
+        return False
+
+    @property
+    def subword_prefix(self) -> str:
+        """The prefix of tokens that continue a word (WordPiece's ``"##"``), or ""."""
+        return ""
+
+    @property
+    def word_suffix(self) -> str:
+        """The suffix of tokens that end a word (``"</w>"``), or ""."""
+        return ""

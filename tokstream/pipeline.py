@@ -1,0 +1,376 @@
+"""The one pipeline behind every tokenizer: typed stages, run in order.
+
+    text -> added vocabulary -> normalizer -> pre-tokenizer -> model -> post-processor -> ids
+    ids  -> spellings -> decoder -> text
+
+A rank file is a pipeline too: ``RegexSplit(pattern)`` + ``RankBPE(ranks)`` + the
+``ByteLevel`` decoder + its specials; a ``tokenizer.json`` is the stages it names; a
+SentencePiece ``.model`` its normalizer, a word cut and its model. The semantics are
+those of Hugging Face ``tokenizers`` (and tiktoken's, for rank files).
+
+How plain text (no added token) is encoded is chosen once, from what the stages declare:
+
+- **byte-level regex** (the pre-tokenizer is one known total regex whose pieces the
+  model encodes from their bytes: rank files, GPT-2's ``ByteLevel``, Llama 3's
+  ``Split`` + ``ByteLevel``): ``_fastpath.PieceEncoder`` caches whole cut parts and
+  pieces; a piece that is a token is answered without the model.
+- **word cut** (no pre-tokenizer, and the model has a character at whose runs text cuts
+  exactly: SentencePiece-style BPE over ``▁`` text): each word is cached.
+- **pieces**: the pre-tokenizer's pieces, each cached (``_fastpath.PieceCache``).
+
+Offsets take a separate path (``offsets``). Stability rules are built from the stages'
+declarations by ``stability``.
+
+Cost: the normalizer and pre-tokenizer run on every call (all in C for the common
+ones); a bounded dict maps each piece to its ids, so the model runs once per distinct
+short piece. Building is O(V) for the token bytes table (``Vocabulary``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import struct
+from collections.abc import Callable, Mapping, Sequence
+from itertools import chain
+from typing import Any
+
+import regex
+
+from . import offsets as off
+from ._fastpath import PieceCache, PieceEncoder
+from .added_vocabulary import AddedToken, AddedVocabulary, Matcher
+from .decoders import ByteLevel as ByteLevelDecoder
+from .decoders import BytesRule, Decoder, byte_local, spelling_bytes
+from .byte_level import proxies_to_bytes
+from .errors import TokstreamError
+from .models.base import Model, Spelling
+from .models.ranks import RankBPE
+from .normalizers import Normalizer
+from .pre_tokenizers import PreTokenizer, RegexSplit, SpannedPiece, located_spans
+from .processors import PostProcessor
+
+__all__ = ["Pipeline", "tokenizer_json"]
+
+
+class Pipeline:
+    """One tokenizer's stages (module notes).
+
+    ``added`` holds the added and special tokens; the other stages are optional but
+    the model. Build a rank file's with ``Pipeline.from_ranks``.
+    """
+
+    def __init__(
+        self,
+        *,
+        model: Model,
+        added: AddedVocabulary | Sequence[AddedToken] = (),
+        normalizer: Normalizer | None = None,
+        pre_tokenizer: PreTokenizer | None = None,
+        post_processor: PostProcessor | None = None,
+        decoder: Decoder | None = None,
+    ) -> None:
+        self.model = model
+        self.added = added if isinstance(added, AddedVocabulary) else AddedVocabulary(added)
+        self.normalizer = normalizer
+        self.pre_tokenizer = pre_tokenizer
+        self.post_processor = post_processor
+        self.decoder = decoder
+        self._pieces = PieceCache(model.encode_piece)
+        self._fast: PieceEncoder | None = None
+        self._prefix_space = False
+        #: The byte-level regex split, when the fast path runs (``stability`` cuts on it).
+        self.regex_split: RegexSplit | None = None
+        shape = pre_tokenizer.byte_level_split() if pre_tokenizer is not None else None
+        if shape is not None:
+            split, self._prefix_space, spelling = shape
+            found = model.byte_encoder(spelling)
+            if found is not None:
+                self._fast = PieceEncoder(split, *found)
+                self.regex_split = split
+        #: The character whose runs cut text into words for the model (no
+        #: pre-tokenizer: SentencePiece-style BPE), or None.
+        self.word_cut: str | None = model.cut_char() if pre_tokenizer is None else None
+        self._cut_re = None if self.word_cut is None else regex.compile(f"{self.word_cut}*[^{self.word_cut}]+|{self.word_cut}+")
+        # Rank files: plain text goes straight to the cached encoder.
+        self._direct: Callable[[str], list[int]] | None = (
+            self._fast.encode if self._fast is not None and normalizer is None and not self._prefix_space else None
+        )
+        #: The post-processor's ids before and after a text (BOS, CLS / EOS, SEP).
+        self.added_ids: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())
+        if post_processor is not None:
+            before, after = post_processor.added_ids()
+            self.added_ids = (tuple(before), tuple(after))
+        self._spellings: off.Spellings | None = None
+        # Offsets from byte lengths are exact when the tokens' bytes are the text's UTF-8.
+        self._byte_exact = self._direct is not None and byte_local(decoder) and self.added.plain_specials
+
+    @classmethod
+    def from_ranks(cls, ranks: Mapping[bytes, int], pattern: str, special_tokens: Mapping[str, int] | None = None) -> Pipeline:
+        """A rank file's pipeline: ``RegexSplit(pattern)`` + ``RankBPE(ranks)`` + the
+        ``ByteLevel`` decoder + the specials (``pattern`` a regex or a known name)."""
+        specials = dict(special_tokens or {})
+        return cls(
+            model=RankBPE(ranks, specials=specials),
+            added=AddedVocabulary.from_specials(specials),
+            pre_tokenizer=RegexSplit(pattern),
+            decoder=ByteLevelDecoder(add_prefix_space=True, trim_offsets=True, use_regex=True),
+        )
+
+    # ------------------------------------------------------------------- encode
+
+    def encode(self, text: str, matcher: Matcher | None, *, continued: bool = False) -> list[int]:
+        """Ids of ``text`` (specials already checked against the policy): ``matcher``
+        holds the added tokens this call matches (``AddedVocabulary.matcher``);
+        ``continued``: ``text`` continues a cut (``stability``), so its opening run has
+        no start-of-text rules."""
+        if matcher is None:
+            return self.encode_plain(text, continued=continued)
+        out: list[int] = []
+        for piece, token in matcher.split(text):
+            if token is None:
+                out += self.encode_plain(piece, continued=continued)
+            else:
+                out.append(token.id)
+            continued = False
+        return out
+
+    def encode_plain(self, text: str, *, continued: bool = False) -> list[int]:
+        """Ids of text that holds no added token; ``continued=True`` for text that
+        continues at a cut (no start-of-text rules)."""
+        direct = self._direct
+        if direct is not None:
+            return direct(text) if text else []
+        if not text:
+            return []
+        if self.normalizer is not None:
+            normalizer = self.normalizer
+            text = normalizer.normalize_continued(text) if continued else normalizer.normalize(text)
+            if not text:
+                return []
+        if self._fast is not None:
+            if not continued and self._prefix_space and not text.startswith(" "):
+                text = " " + text
+            return self._fast.encode(text)
+        pre = self.pre_tokenizer
+        if pre is not None:
+            pieces = pre.pre_tokenize_continued([text]) if continued else pre.pre_tokenize([text])
+        else:
+            pieces = self._cut_re.findall(text) if self._cut_re is not None else [text]
+        return list(chain.from_iterable(map(self._pieces.__getitem__, pieces)))
+
+    def encode_plain_offsets(self, text: str, start: int = 0) -> tuple[list[int], off.Spans]:
+        """``encode_plain(text)`` and each token's ``(start, end)`` in code points of
+        ``text``, shifted by ``start`` (``offsets`` module notes).
+
+        Raises ``UnicodeEncodeError`` exactly when ``encode_plain`` does (lone
+        surrogates the model or the byte-level path cannot encode), so the caller
+        retries both alike.
+        """
+        if not text:
+            return [], []
+        if self._byte_exact:
+            ids = self.encode_plain(text)
+            table = self.token_bytes_table()
+            spans = off.char_offsets(text.encode("utf-8"), [len(table[i] or b"") for i in ids])
+            return ids, [(a + start, b + start) for a, b in spans] if start else spans
+        spans: off.Spans
+        if self.normalizer is not None:
+            text, spans = self.normalizer.normalize_aligned(text)
+            if not text:
+                return [], []
+            if start:
+                spans = [(a + start, b + start) for a, b in spans]
+        else:
+            spans = [(k, k + 1) for k in range(start, start + len(text))]
+        if self._fast is not None:
+            text.encode("utf-8")  # the byte-level fast path refuses lone surrogates
+        pieces: list[SpannedPiece] = [(text, spans)]
+        pre = self.pre_tokenizer
+        if pre is not None:
+            pieces = pre.pre_tokenize_spans(pieces)
+        elif self._cut_re is not None:
+            pieces = [(m.group(), spans[m.start() : m.end()]) for m in self._cut_re.finditer(text)]
+        ids: list[int] = []
+        out: off.Spans = []
+        model = self.model
+        for piece, piece_spans in pieces:
+            if model.piece_spans:
+                found = model.encode_piece_spans(piece)
+                ids += [t for t, _, _ in found]
+                ranges = [(a, b) for _, a, b in found]
+            else:
+                piece_ids = self._pieces[piece]
+                ids += piece_ids
+                if self._spellings is None:
+                    self._spellings = off.Spellings(self.spellings(), model)
+                ranges = off.token_ranges(self._spellings, piece, piece_ids)
+            out += [off.hull(piece_spans, a, b) for a, b in ranges]
+        return ids, out
+
+    def post_process(self, ids: list[int]) -> list[int]:
+        """The post-processor's template around ``ids`` (BOS/EOS, CLS/SEP)."""
+        return self.post_processor.process(ids) if self.post_processor is not None else ids
+
+    # ------------------------------------------------------------------- decode
+
+    def decode(self, ids: Sequence[int], spellings: Sequence[str | None]) -> str:
+        """Valid ``ids`` to text through the decoder (``spellings``: by id)."""
+        tokens = [spellings[i] or "" for i in ids]
+        if self.decoder is None:
+            return " ".join(tokens)  # tokenizers joins with spaces when there is no decoder
+        return "".join(self.decoder.decode_chain(tokens))
+
+    @property
+    def n_vocab(self) -> int:
+        """The largest id plus one."""
+        return max([self.model.id_limit - 1, *(t.id for t in self.added.tokens)]) + 1
+
+    def spellings(self) -> list[str | None]:
+        """Each id's spelling: the model's, an added token's content over it."""
+        n = self.n_vocab
+        out: list[str | None] = [None] * n
+        for i, s in self.model.spellings().items():
+            out[i] = s
+        for t in self.added.tokens:
+            out[t.id] = t.content
+        return out
+
+    def token_bytes_table(self) -> list[bytes | None]:
+        """Each id's bytes in decoded text (``decoders.spelling_bytes`` under the
+        decoder's ``bytes_rules``; an added token's content goes through the decoder
+        too, with no continuation prefix taken off it: ``" fooĠ"`` keeps its UTF-8)."""
+        model = self.model
+        table: list[bytes | None] = [None] * self.n_vocab
+        raw = model.raw_bytes()
+        if raw is not None:
+            # A rank file's tokens are their bytes, its specials their UTF-8 (tiktoken).
+            for data, rank in raw.items():
+                table[rank] = data
+            for t in self.added.tokens:
+                table[t.id] = t.content.encode("utf-8")
+            return table
+        rules = self.decoder.bytes_rules if self.decoder is not None else BytesRule.NONE
+        spellings = model.spellings()
+        if rules is BytesRule.BYTE_LEVEL:
+            # Byte-level vocabularies: one bulk translate (``byte_level.proxies_to_bytes``).
+            for (i, s), data in zip(spellings.items(), proxies_to_bytes(spellings.values())):
+                table[i] = data if data is not None else s.encode("utf-8", "surrogatepass")
+        else:
+            prefix = model.subword_prefix
+            for i, s in spellings.items():
+                table[i] = spelling_bytes(s, rules, prefix)
+        for t in self.added.tokens:
+            table[t.id] = spelling_bytes(t.content, rules)
+        return table
+
+    # ------------------------------------------------------------ serialization
+
+    def rank_form(self) -> tuple[Mapping[bytes, int], str, dict[str, int]] | None:
+        """``(ranks, pattern, special_tokens)`` when this pipeline encodes and decodes
+        as a rank file (one is, and so is the ``tokenizer.json`` its ``save`` writes),
+        else None. Such pipelines share one fingerprint."""
+        shape = self.pre_tokenizer.byte_level_split() if self.pre_tokenizer is not None else None
+        if (
+            shape is None
+            or shape[1]
+            or self.normalizer is not None
+            or self.post_processor is not None
+            or not byte_local(self.decoder)
+            or not self.added.plain_specials
+        ):
+            return None
+        split, _, spelling = shape
+        specials = self.added.special_tokens
+        ranks = self.model.rank_form(spelling, specials)
+        return None if ranks is None else (ranks, split.pattern, specials)
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``tokenizer.json`` document of these stages."""
+
+        def part(c: Any) -> Any:
+            return c.to_json() if c is not None else None
+
+        return tokenizer_json(
+            model=self.model.to_json(),
+            added_tokens=self.added.to_json(),
+            normalizer=part(self.normalizer),
+            pre_tokenizer=part(self.pre_tokenizer),
+            post_processor=part(self.post_processor),
+            decoder=part(self.decoder),
+        )
+
+    def fingerprint(self, data: bytes | None = None) -> str:
+        """sha256 hex over what decides ids and decoding: the rank form's ranks,
+        pattern and specials, else the canonical ``tokenizer.json`` of the stages, else
+        (no exact JSON form: a SentencePiece charsmap) ``data``, the bytes the
+        pipeline was built from."""
+        form = self.rank_form()
+        if form is not None:
+            return _rank_fingerprint(*form)
+        try:
+            canonical = json.dumps(self.to_json(), sort_keys=True, ensure_ascii=False)
+        except TokstreamError:
+            if data is None:
+                raise
+            return hashlib.sha256(b"tokstream-fingerprint-v1\0sentencepiece\0" + data).hexdigest()
+        h = hashlib.sha256(b"tokstream-fingerprint-v1\0pipeline\0")
+        h.update(canonical.encode("utf-8", "surrogatepass"))
+        return h.hexdigest()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The stages only: caches and derived tables are rebuilt.
+        return (_pipeline, (self.model, self.added, self.normalizer, self.pre_tokenizer, self.post_processor, self.decoder))
+
+
+def _pipeline(
+    model: Model,
+    added: AddedVocabulary,
+    normalizer: Normalizer | None,
+    pre_tokenizer: PreTokenizer | None,
+    post_processor: PostProcessor | None,
+    decoder: Decoder | None,
+) -> Pipeline:
+    return Pipeline(
+        model=model,
+        added=added,
+        normalizer=normalizer,
+        pre_tokenizer=pre_tokenizer,
+        post_processor=post_processor,
+        decoder=decoder,
+    )
+
+
+def _rank_fingerprint(ranks: Mapping[bytes, int], pattern: str, specials: Mapping[str, int]) -> str:
+    h = hashlib.sha256(b"tokstream-fingerprint-v1\0byte-level-bpe\0")
+    items = sorted((r, b) for b, r in ranks.items())
+    h.update(struct.pack("<Q", len(items)))
+    h.update(b"".join(struct.pack("<QI", r, len(b)) + b for r, b in items))
+    h.update(pattern.encode("utf-8", "surrogatepass") + b"\0")
+    for text, sid in sorted(specials.items()):
+        h.update(struct.pack("<Q", sid) + text.encode("utf-8", "surrogatepass") + b"\0")
+    return h.hexdigest()
+
+
+def tokenizer_json(
+    *,
+    model: dict[str, Any],
+    added_tokens: Sequence[dict[str, Any]] = (),
+    normalizer: Any = None,
+    pre_tokenizer: Any = None,
+    post_processor: Any = None,
+    decoder: Any = None,
+) -> dict[str, Any]:
+    """A ``tokenizer.json`` document from its components' JSON objects (no truncation
+    or padding: they shape batches, not ids)."""
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": list(added_tokens),
+        "normalizer": normalizer,
+        "pre_tokenizer": pre_tokenizer,
+        "post_processor": post_processor,
+        "decoder": decoder,
+        "model": model,
+    }
