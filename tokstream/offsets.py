@@ -121,7 +121,7 @@ class Spellings:
         if unk is not None:
             self.text.pop(unk, None)
         self.byte_ids: frozenset[int] = (
-            frozenset(i for i, s in self.text.items() if _BYTE_TOKEN.fullmatch(s)) if model.byte_fallback else frozenset()
+            frozenset(i for i, s in self.text.items() if _BYTE_TOKEN.fullmatch(s)) if model.byte_tokens else frozenset()
         )
         self.prefix: str = model.subword_prefix
         self.suffix: str = model.word_suffix

@@ -170,10 +170,10 @@ class Pipeline:
         if not text:
             return [], []
         if self._byte_exact:
-            ids = self.encode_plain(text)
+            found = self.encode_plain(text)
             table = self.token_bytes_table()
-            spans = off.char_offsets(text.encode("utf-8"), [len(table[i] or b"") for i in ids])
-            return ids, [(a + start, b + start) for a, b in spans] if start else spans
+            by_bytes = off.char_offsets(text.encode("utf-8"), [len(table[i] or b"") for i in found])
+            return found, [(a + start, b + start) for a, b in by_bytes] if start else by_bytes
         spans: off.Spans
         if self.normalizer is not None:
             text, spans = self.normalizer.normalize_aligned(text)
@@ -196,9 +196,9 @@ class Pipeline:
         model = self.model
         for piece, piece_spans in pieces:
             if model.piece_spans:
-                found = model.encode_piece_spans(piece)
-                ids += [t for t, _, _ in found]
-                ranges = [(a, b) for _, a, b in found]
+                spanned = model.encode_piece_spans(piece)
+                ids += [t for t, _, _ in spanned]
+                ranges = [(a, b) for _, a, b in spanned]
             else:
                 piece_ids = self._pieces[piece]
                 ids += piece_ids
@@ -245,8 +245,8 @@ class Pipeline:
         raw = model.raw_bytes()
         if raw is not None:
             # A rank file's tokens are their bytes, its specials their UTF-8 (tiktoken).
-            for data, rank in raw.items():
-                table[rank] = data
+            for token, rank in raw.items():
+                table[rank] = token
             for t in self.added.tokens:
                 table[t.id] = t.content.encode("utf-8")
             return table

@@ -72,7 +72,7 @@ from itertools import accumulate
 
 from ..added_vocabulary import AddedToken
 from ..decoders import SentencePieceDecoder
-from ..errors import TokenizerFileError, unsavable
+from ..errors import TokenizerFileError, TokstreamError, unsavable
 from ..models.base import Model
 from ..models.sentencepiece import PieceType, SentencePieceBPE, SentencePieceUnigram
 from ..normalizers import Normalizer, Precompiled, _Chars, _cp_ranges, _has_astral

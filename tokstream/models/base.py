@@ -108,8 +108,8 @@ class Model(ABC):
         return None
 
     @property
-    def byte_fallback(self) -> bool:
-        """Unknown text is spelled with ``<0xXX>`` byte tokens."""
+    def byte_tokens(self) -> bool:
+        """Unknown text is spelled with ``<0xXX>`` byte tokens (byte fallback)."""
         return False
 
     @property

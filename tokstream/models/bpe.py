@@ -231,6 +231,10 @@ class BPE(Model):
         return self._stride if self.vocab else 0
 
     @property
+    def byte_tokens(self) -> bool:
+        return self.byte_fallback
+
+    @property
     def subword_prefix(self) -> str:
         return self.continuing_subword_prefix or ""
 

@@ -174,7 +174,7 @@ class SentencePieceBPE(Model):
         return self.unk_id
 
     @property
-    def byte_fallback(self) -> bool:
+    def byte_tokens(self) -> bool:
         return self._byte_fallback
 
     def to_json(self) -> dict[str, object]:

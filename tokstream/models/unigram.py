@@ -227,6 +227,10 @@ class Unigram(Model):
     def unknown_id(self) -> int | None:
         return self._unk_id
 
+    @property
+    def byte_tokens(self) -> bool:
+        return self._byte_fallback
+
     def id_to_token(self, token_id: int) -> str | None:
         """The piece with id ``token_id``, or ``None`` when out of range."""
         if 0 <= token_id < len(self._vocab):

@@ -58,7 +58,6 @@ class StreamEncoder:
         "_continued",
         "_enders",
         "_finished",
-        "_kw",
         "_longest",
         "_offset",
         "_pending",
@@ -77,8 +76,6 @@ class StreamEncoder:
     ) -> None:
         self._tok = tok
         self._policy = tok.special_policy(allowed_special, disallowed_special)
-        # encode_stable resolves the same (cached) policy from these.
-        self._kw = {"allowed_special": self._policy.allowed, "disallowed_special": self._policy.disallowed}
         disallowed = self._policy.disallowed
         self._longest = max(map(len, disallowed), default=0)
         # A literal can only complete in a chunk holding its last character.
@@ -124,13 +121,21 @@ class StreamEncoder:
         self._pending = 0
         if not text:
             return []
+        policy = self._policy  # encode resolves the same (cached) policy from its sets
         if self._continued:
-            return self._tok.encode_continued(text, **self._kw)
-        return self._tok.encode(text, **self._kw)
+            return self._tok.encode_continued(text, allowed_special=policy.allowed, disallowed_special=policy.disallowed)
+        return self._tok.encode(text, allowed_special=policy.allowed, disallowed_special=policy.disallowed)
 
     def _emit(self) -> list[int]:
         text = "".join(self._chunks)
-        found = self._tok.encode_stable(text, continued=self._continued, tail=False, **self._kw)
+        policy = self._policy
+        found = self._tok.encode_stable(
+            text,
+            allowed_special=policy.allowed,
+            disallowed_special=policy.disallowed,
+            continued=self._continued,
+            tail=False,
+        )
         cut = found.boundary
         if cut == 0:
             self._chunks = [text]

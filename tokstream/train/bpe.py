@@ -71,20 +71,20 @@ def train_bpe(
     """
     if not byte_level:
         raise NotImplementedError("only byte-level BPE training is implemented (byte_level=True)")
+    base_model = base.pipeline.model if base is not None else None
     if base is not None:
-        model = base.pipeline.model
-        if not isinstance(model, RankBPE):
+        if not isinstance(base_model, RankBPE):
             raise ValueError(f"base={base.name!r} is not a rank-file (tiktoken-style) tokenizer")
         pattern = base.pattern
     counts = pretoken_counts(texts_or_counts, pattern)
-    if base is None:
-        ranks = {bytes([b]): b for b in range(256)}
-        old_specials: dict[str, int] = {}
-        words = {tuple(piece.encode("utf-8")): c for piece, c in counts.items()}
-    else:
-        ranks = dict(model.ranks)
+    old_specials: dict[str, int] = {}
+    if isinstance(base_model, RankBPE) and base is not None:
+        ranks = dict(base_model.ranks)
         old_specials = base.special_tokens
-        words = _segmented(counts, model.encode_bytes)
+        words = _segmented(counts, base_model.encode_bytes)
+    else:
+        ranks = {bytes([b]): b for b in range(256)}
+        words = {tuple(piece.encode("utf-8")): c for piece, c in counts.items()}
     first_id = max([*ranks.values(), *old_specials.values()]) + 1
     specials = [s for s in dict.fromkeys(special_tokens) if s not in old_specials]
     budget = vocab_size - first_id - len(specials)

@@ -1,0 +1,59 @@
+"""``tokstream/normalizers/_tables.py`` is what ``tools/gen_normalizer_tables.py`` finds.
+
+The generator probes the installed ``tokenizers`` with every code point; here it runs in
+process, and each table it writes must equal the file's, as values and byte for byte as
+source text (so a hand edit of the file, or a ``tokenizers`` release that moved a
+character, fails here, naming the table). ``_NF_PROTECTED`` needs ``unicodedata2`` 17.0
+(the Unicode version the table is defined against) and ``_LOWER_ADDED`` the Age property
+of ``unicodedataplus``; both are in the test extra, and the table skips without them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("tokenizers")
+
+ROOT = Path(__file__).resolve().parents[1]
+GENERATOR = ROOT / "tools" / "gen_normalizer_tables.py"
+
+
+def _load_generator():
+    spec = importlib.util.spec_from_file_location("gen_normalizer_tables", GENERATOR)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+gen = _load_generator()
+
+
+def _require(name: str) -> None:
+    if name == "_NF_PROTECTED":
+        ud = pytest.importorskip("unicodedata2")
+        if ud.unidata_version != gen.UNICODE:
+            pytest.skip(f"unicodedata2 has Unicode {ud.unidata_version}; the table is read against {gen.UNICODE}")
+    elif name == "_LOWER_ADDED":
+        pytest.importorskip("unicodedataplus")
+
+
+def test_file_holds_the_generated_tables():
+    # No table added or dropped by hand; the header says the file is generated.
+    text = gen.TARGET.read_text(encoding="utf-8")
+    assert text.splitlines()[0] == gen.header().splitlines()[0]
+    assert list(gen.split_blocks(text)) == list(gen.TABLES)
+
+
+@pytest.mark.parametrize("name", list(gen.TABLES))
+def test_table_regenerates(name):
+    _require(name)
+    from tokstream.normalizers import _tables
+
+    value = gen.TABLES[name][1]()
+    assert getattr(_tables, name) == value
+    written = gen.split_blocks(gen.TARGET.read_text(encoding="utf-8"))[name]
+    assert written == gen.block(name, value)

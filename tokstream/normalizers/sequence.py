@@ -1,0 +1,77 @@
+"""``Sequence``: apply several normalizers in order, composing their spans.
+
+As ``Sequence`` in ``tokenizers``' ``normalizers/utils.rs``. Reading one from JSON reads
+its members with the package's ``normalizer_from_json``, imported when called: the
+package imports this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from ..errors import TokenizerFileError
+from .base import Normalizer, Spans, _compose, _field_error, _identity
+
+
+class Sequence(Normalizer):
+    """Apply several normalizers in order.
+
+    Cost: the sum of its members'; ``normalize_aligned`` composes spans in O(n) per member.
+
+    >>> from tokstream.normalizers import Prepend, Replace
+    >>> Sequence([Prepend("▁"), Replace(" ", "▁")]).normalize("a b")
+    '▁a▁b'
+    """
+
+    __slots__ = ("normalizers",)
+    type_name = "Sequence"
+
+    @property
+    def space_local(self) -> bool:
+        return all(n.space_local for n in self.normalizers)
+
+    def keeps(self, char: str) -> bool:
+        return all(n.keeps(char) for n in self.normalizers)
+
+    def __init__(self, normalizers: Iterable[Normalizer]) -> None:
+        self.normalizers: tuple[Normalizer, ...] = tuple(normalizers)
+
+    def normalize(self, text: str) -> str:
+        for n in self.normalizers:
+            text = n.normalize(text)
+        return text
+
+    def normalize_continued(self, text: str) -> str:
+        for n in self.normalizers:
+            text = n.normalize_continued(text)
+        return text
+
+    def normalize_aligned(self, text: str) -> tuple[str, Spans]:
+        spans = _identity(0, len(text))
+        for n in self.normalizers:
+            text, outer = n.normalize_aligned(text)
+            spans = _compose(spans, outer)
+        return text, spans
+
+    def to_json(self) -> dict[str, object]:
+        return {"type": self.type_name, "normalizers": [n.to_json() for n in self.normalizers]}
+
+    def __repr__(self) -> str:
+        return f"Sequence({list(self.normalizers)!r})"
+
+    @classmethod
+    def _from_json(cls, obj: Mapping[str, object], path: str) -> Normalizer:
+        from . import normalizer_from_json  # the package imports this module
+
+        items = obj.get("normalizers")
+        if not isinstance(items, list):
+            raise _field_error(path, "normalizers", "a list", items)
+        members = []
+        for i, item in enumerate(items):
+            member = normalizer_from_json(item, f"{path}.normalizers[{i}]")
+            if member is None:
+                raise TokenizerFileError(
+                    f"{path}.normalizers[{i}]: expected a normalizer object, got null"
+                )
+            members.append(member)
+        return cls(members)
