@@ -1,11 +1,11 @@
-"""Generate ``tokstream/_unicode16.py``: what tiktoken's Unicode 16.0 needs from us.
+"""Generate ``tokstream/pre_tokenizers/_unicode16.py``: what tiktoken's Unicode 16.0 needs from us.
 
 tiktoken's Rust regex engine classifies characters by Unicode 16.0; the ``regex``
 module follows newer versions (17.0 as of regex 2026.5), where, for example, CJK
 Extension J (U+323B0..) became letters and U+0295 moved from Ll to Lo. Writing the
 classes out as Unicode 16.0 ranges would make every match ~15x slower, so the
 pre-tokenizer keeps ``\\p{..}`` and switches to a corrected pattern only for text
-that holds a character whose class differs (see ``pre_tokenizers``). This script
+that holds a character whose class differs (``pre_tokenizers/unicode16.py``). This script
 records the two facts that needs:
 
 - ``UNASSIGNED``: the code points unassigned in Unicode 16.0, as ranges. Whatever
@@ -81,7 +81,7 @@ def main() -> None:
     for cp, cat in sorted(reclassified.items()):
         lines.append(f'    0x{cp:X}: "{cat}",')
     lines.append("}")
-    target = Path(__file__).resolve().parents[1] / "tokstream" / "_unicode16.py"
+    target = Path(__file__).resolve().parents[1] / "tokstream" / "pre_tokenizers" / "_unicode16.py"
     target.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"wrote {target}", file=sys.stderr)
 
