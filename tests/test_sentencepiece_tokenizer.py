@@ -27,7 +27,7 @@ from strategies import adversarial_text, hyp_settings, replace_surrogates
 
 import tokstream
 from tokstream import Tokenizer
-from tokstream.formats.spm_pipeline import SentencePieceNormalizer
+from tokstream.normalizers import SentencePieceNormalizer
 
 spm = pytest.importorskip("sentencepiece")
 

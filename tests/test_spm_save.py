@@ -30,7 +30,7 @@ from strategies import adversarial_text, hyp_settings, replace_surrogates
 
 from tokstream import Tokenizer
 from tokstream.errors import TokstreamError
-from tokstream.formats.spm_pipeline import SentencePieceNormalizer
+from tokstream.normalizers import SentencePieceNormalizer
 from tokstream.models.sentencepiece import SentencePieceBPE, SentencePieceUnigram
 
 spm = pytest.importorskip("sentencepiece")

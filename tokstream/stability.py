@@ -26,7 +26,7 @@ gives its last character to the next word). Cost: a ``split`` of the tail from t
 last space that follows a word, O(tail).
 
 ``▁`` and whitespace pipelines (SentencePiece, Mistral, BERT): ``space_cut``. Their
-pieces start at a space that follows another character (``_SpaceRunCut``,
+pieces start at a space that follows another character (``SpaceRunCut``,
 ``Metaspace(split=True)``, BERT's whitespace split), and their normalizers map a
 printable ASCII character and a space each to themselves, one character at a time.
 So the start of the last run of spaces that follows printable ASCII is a cut: the

@@ -1,20 +1,30 @@
-"""Generate ``tokstream/_unicode16.py``: what tiktoken's Unicode 16.0 needs from us.
+"""Write ``tokstream/pre_tokenizers/_unicode16.py``: the Unicode 16.0 facts that exact
+tiktoken pre-tokenization needs from us.
 
 tiktoken's Rust regex engine classifies characters by Unicode 16.0; the ``regex``
 module follows newer versions (17.0 as of regex 2026.5), where, for example, CJK
 Extension J (U+323B0..) became letters and U+0295 moved from Ll to Lo. Writing the
 classes out as Unicode 16.0 ranges would make every match ~15x slower, so the
-pre-tokenizer keeps ``\\p{..}`` and switches to a corrected pattern only for text
-that holds a character whose class differs (see ``pre_tokenizers``). This script
-records the two facts that needs:
+pre-tokenizer keeps ``\\p{..}`` and switches to stand-ins only for text that holds a
+character whose class differs (``pre_tokenizers/unicode16.py``). This script records
+the Unicode 16.0 side of that comparison, and nothing that depends on the ``regex``
+release (any ``regex>=2024.9.11`` may be installed):
 
-- ``UNASSIGNED``: the code points unassigned in Unicode 16.0, as ranges. Whatever
-  ``regex`` release is installed, the ones it assigns are found at run time.
-- ``RECLASSIFIED``: assigned code points whose membership in a class the patterns use
-  differs between Unicode 16.0 and the installed ``regex`` (found here, at build
-  time, for the ``regex`` release in use), with their Unicode 16.0 category.
+- ``UNASSIGNED``: the code points unassigned in Unicode 16.0;
+- ``CATEGORIES``: for each letter, mark and number category (``Lu`` .. ``No``; the
+  classes the patterns use are unions of them), its Unicode 16.0 code points. Every
+  other assigned code point is neither letter, mark nor number.
 
-Run: ``pip install unicodedata2==16.0.0 && python tools/gen_unicode16.py``.
+Both are written as strings of hex ranges (``"41-5A C0-D6 D8-DE 100 ..."``), not as
+tuples of int pairs: Python compiles 3,400 tuples in about 16 ms whenever no ``.pyc``
+is kept (``PYTHONDONTWRITEBYTECODE``), a string in 0.1 ms, and parsing it takes 1 ms.
+
+Which code points the installed ``regex`` classifies differently is found at run time,
+once, from these ranges (``unicode16._unicode16_fixes``).
+``tests/test_pre_tokenizer_unicode16.py`` regenerates the module and compares.
+
+Run: ``pip install unicodedataplus==16.0.0.post1 && python tools/gen_unicode16.py`` writes the
+module; ``--check`` only compares and exits 1 when it differs.
 """
 
 from __future__ import annotations
@@ -22,69 +32,85 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import regex
-import unicodedata2 as ud
+import unicodedataplus as ud  # Unicode 16.0 (unicodedata2 is pinned to 17.0 for the normalizers)
 
-assert ud.unidata_version == "16.0.0", ud.unidata_version
+TARGET = Path(__file__).resolve().parents[1] / "tokstream" / "pre_tokenizers" / "_unicode16.py"
 
-GROUPS = {
-    "L": ("Lu", "Ll", "Lt", "Lm", "Lo"),
-    "Lu": ("Lu",),
-    "Ll": ("Ll",),
-    "Lt": ("Lt",),
-    "Lm": ("Lm",),
-    "Lo": ("Lo",),
-    "M": ("Mn", "Mc", "Me"),
-    "N": ("Nd", "Nl", "No"),
-}
+#: The general categories recorded, in this order (the stand-ins of ``unicode16``).
+KEPT = ("Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No")
 
 
-def main() -> None:
-    unassigned: list[tuple[int, int]] = []
+def ranges_by_category() -> dict[str, list[tuple[int, int]]]:
+    """``(first, last)`` code point ranges of ``Cn`` and each ``KEPT`` category in 16.0."""
+    if ud.unidata_version != "16.0.0":
+        raise SystemExit(f"needs unicodedataplus 16.0.0, found {ud.unidata_version}: "
+                         "pip install unicodedataplus==16.0.0.post1")
+    found: dict[str, list[tuple[int, int]]] = {cat: [] for cat in ("Cn", *KEPT)}
     for cp in range(0x110000):
-        if ud.category(chr(cp)) == "Cn":
-            if unassigned and unassigned[-1][1] == cp - 1:
-                unassigned[-1] = (unassigned[-1][0], cp)
-            else:
-                unassigned.append((cp, cp))
-    reclassified: dict[int, str] = {}
-    for name, cats in GROUPS.items():
-        prop = regex.compile(r"\p{%s}" % name)
-        for cp in range(0x110000):
-            cat = ud.category(chr(cp))
-            if cat != "Cn" and (cat in cats) != (prop.match(chr(cp)) is not None):
-                reclassified[cp] = cat
+        ranges = found.get(ud.category(chr(cp)))
+        if ranges is None:
+            continue
+        if ranges and ranges[-1][1] == cp - 1:
+            ranges[-1] = (ranges[-1][0], cp)
+        else:
+            ranges.append((cp, cp))
+    return found
+
+
+def _spec(ranges: list[tuple[int, int]], indent: str, width: int = 96) -> list[str]:
+    """``ranges`` as the lines of a string literal: hex code points, ``first-last`` for a
+    range, space-separated (every line but the last ends in the space)."""
+    items = [f"{a:X}" if a == b else f"{a:X}-{b:X}" for a, b in ranges]
+    lines: list[str] = []
+    row = ""
+    for item in items:
+        if row and len(indent) + len(row) + len(item) + 3 > width:
+            lines.append(f'{indent}"{row}"')
+            row = ""
+        row += item + " "
+    lines.append(f'{indent}"{row.rstrip()}"')
+    return lines
+
+
+def render(found: dict[str, list[tuple[int, int]]]) -> str:
+    """The text of ``_unicode16.py``."""
     lines = [
         '"""Unicode 16.0 facts for exact tiktoken pre-tokenization (generated; do not edit).',
         "",
-        "Made by tools/gen_unicode16.py from unicodedata2 16.0.0 and regex "
-        f"{regex.__version__}; that script says why.",
+        "Made by tools/gen_unicode16.py from unicodedataplus 16.0.0; that script says why. Each",
+        "string lists code points in hex, separated by spaces; ``first-last`` is a range.",
         '"""',
         "",
         "from __future__ import annotations",
         "",
-        "# (first, last) code point ranges unassigned in Unicode 16.0.",
-        "UNASSIGNED: tuple[tuple[int, int], ...] = (",
+        "# The code points unassigned in Unicode 16.0.",
+        "UNASSIGNED: str = (",
+        *_spec(found["Cn"], "    "),
+        ")",
+        "",
+        "# The code points of each letter, mark and number category in Unicode 16.0.",
+        "CATEGORIES: dict[str, str] = {",
     ]
-    row: list[str] = []
-    for a, b in unassigned:
-        row.append(f"(0x{a:X}, 0x{b:X}),")
-        if len(row) == 5:
-            lines.append("    " + " ".join(row))
-            row = []
-    if row:
-        lines.append("    " + " ".join(row))
-    lines.append(")")
-    lines.append("")
-    lines.append("# Assigned code points whose class differs in the installed regex: their 16.0 category.")
-    lines.append("RECLASSIFIED: dict[int, str] = {")
-    for cp, cat in sorted(reclassified.items()):
-        lines.append(f'    0x{cp:X}: "{cat}",')
+    for cat in KEPT:
+        lines += [f'    "{cat}": (', *_spec(found[cat], "        "), "    ),"]
     lines.append("}")
-    target = Path(__file__).resolve().parents[1] / "tokstream" / "_unicode16.py"
-    target.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    print(f"wrote {target}", file=sys.stderr)
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    text = render(ranges_by_category())
+    if argv == ["--check"]:
+        if TARGET.read_text(encoding="utf-8") != text:
+            print(f"{TARGET} differs; run tools/gen_unicode16.py", file=sys.stderr)
+            return 1
+        return 0
+    if argv:
+        print("usage: python tools/gen_unicode16.py [--check]", file=sys.stderr)
+        return 2
+    TARGET.write_text(text, encoding="utf-8")
+    print(f"wrote {TARGET}", file=sys.stderr)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main(sys.argv[1:]))

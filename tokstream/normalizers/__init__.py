@@ -98,17 +98,13 @@ from typing import Final
 from ..errors import TokenizerFileError, TokstreamError
 from .base import Normalizer, _field_error
 
-# The "as" imports re-export private helpers that formats/spm_pipeline imports from here.
-from .base import _Chars as _Chars
-from .base import _has_astral as _has_astral
 from .bert import BertNormalizer
 from .byte_level import ByteLevel
 from .lowercase import Lowercase
 from .precompiled import Precompiled
-from .precompiled import _cp_ranges as _cp_ranges
-from .precompiled import _utf8_length as _utf8_length
 from .prepend import Prepend
 from .replace import Replace
+from .sentencepiece import SentencePieceNormalizer
 from .sequence import Sequence
 from .strip import Strip, StripAccents
 from .unicode import NFC, NFD, NFKC, NFKD, Nmt
@@ -126,6 +122,7 @@ __all__ = [
     "Precompiled",
     "Prepend",
     "Replace",
+    "SentencePieceNormalizer",
     "Sequence",
     "Strip",
     "StripAccents",

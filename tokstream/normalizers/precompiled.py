@@ -3,7 +3,7 @@ r"""``Precompiled``: SentencePiece's compiled normalization rules (``precompiled
 As ``tokenizers``' ``normalizers/precompiled.rs`` (the crate ``spm_precompiled``): the
 charsmap's darts-clone trie is read here and applied grapheme cluster by grapheme
 cluster with ``tokenizers``' shortest-key rule (the class docstring has the layout and
-the rule). ``formats/spm_pipeline`` walks the same trie for SentencePiece's own
+the rule). ``normalizers/sentencepiece`` walks the same trie for SentencePiece's own
 longest-key rule (``_longest``, ``_continued``, ``_next_chars``) and imports the helpers
 ``_cp_ranges`` and ``_utf8_length``.
 
@@ -110,7 +110,7 @@ class Precompiled(Normalizer):
     (so ``'ﬁ'`` + U+0301 becomes ``'fi'``, the accent dropped); otherwise each character
     is replaced by its own entry, if it has one. A NUL byte ends a lookup.
     SentencePiece itself takes the *longest* key at each position instead (``_longest``,
-    which ``formats/spm_pipeline`` uses, with ``_continued`` and ``_next_chars``).
+    which ``normalizers/sentencepiece`` uses, with ``_continued`` and ``_next_chars``).
 
     Unit layout (32 bits): bits 0-7 label, bit 8 has-leaf, bit 9 offset scale, bits 10-31
     offset; a leaf unit holds the value in bits 0-30 with bit 31 set.

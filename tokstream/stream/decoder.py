@@ -98,7 +98,7 @@ def _fffd_per_byte(err: UnicodeError) -> tuple[str, int]:
     # byte its own U+FFFD; CPython's "replace" gives one per maximal invalid part. A
     # maximal invalid part is a lead byte plus continuation bytes, none of which can
     # start a character, so one U+FFFD per byte of it is exactly sentencepiece's rule
-    # (checked against spm_pipeline._decode_bytes on every sequence of up to 4 bytes
+    # (checked against decoders._decode_bytes on every sequence of up to 4 bytes
     # drawn from the UTF-8 boundary values; the tests decode random byte runs).
     if not isinstance(err, UnicodeDecodeError):
         raise err

@@ -1,0 +1,43 @@
+"""``Punctuation``: split punctuation off, as ``tokenizers``' ``Punctuation``.
+
+Punctuation is ``tokenizers``' ``is_punctuation`` (ASCII punctuation or a Unicode P*
+character of the library's own tables: ``_tables._PUNCT``, read off it), each split off
+with a ``SplitDelimiterBehavior`` (default ``Isolated``).
+
+Not handled: the ``regex`` module's ``\\p{P}``, on purpose: it follows newer Unicode
+tables than ``tokenizers``.
+"""
+
+from __future__ import annotations
+
+import regex
+
+from ._tables import _PUNCT
+from .base import PreTokenizer, SpannedPiece, _sliced, _split_ranges, _split_spans
+
+
+class Punctuation(PreTokenizer):
+    """Split off punctuation characters with a delimiter behavior (default Isolated)."""
+
+    _regex = regex.compile(_PUNCT)
+
+    def __init__(self, behavior: str = "Isolated") -> None:
+        self.behavior = behavior
+
+    def pre_tokenize(self, pieces: list[str]) -> list[str]:
+        # An explicit class: no Unicode-version stand-ins (see _as_unicode16).
+        finditer = self._regex.finditer
+        return [s for p in pieces for s in _split_spans(p, [m.span() for m in finditer(p)], self.behavior, False)]
+
+    def pre_tokenize_spans(self, pieces: list[SpannedPiece]) -> list[SpannedPiece]:
+        finditer = self._regex.finditer
+        return [
+            s
+            for piece in pieces
+            for s in _sliced(
+                piece, _split_ranges(piece[0], [m.span() for m in finditer(piece[0])], self.behavior, False)
+            )
+        ]
+
+    def to_json(self) -> dict[str, object]:
+        return {"type": "Punctuation", "behavior": self.behavior}

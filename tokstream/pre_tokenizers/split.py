@@ -1,0 +1,55 @@
+"""``Split``: ``tokenizers``' ``Split`` pre-tokenizer, on a literal string or a regex.
+
+Matches ``tokenizers``' ``Split`` with each ``SplitDelimiterBehavior`` (``Removed``,
+``Isolated``, ``MergedWithPrevious``, ``MergedWithNext``, ``Contiguous``) and ``invert``;
+a regex is matched by Unicode 16.0 classes, as ``tokenizers``' Oniguruma does
+(``unicode16``).
+
+Not handled: Oniguruma syntax that the ``regex`` module reads differently. A
+``tokenizer.json`` pattern is compiled with ``regex`` as it is; the one known
+difference in the named patterns (``{n,m}+``) is written the Oniguruma way on save
+(``patterns.oniguruma_spelling``).
+"""
+
+from __future__ import annotations
+
+import regex
+
+from .base import PreTokenizer, SpannedPiece, _sliced, _split_ranges, _split_spans
+from .patterns import _BY_ONIGURUMA
+from .regex_split import RegexSplit
+from .unicode16 import _spans
+
+
+class Split(PreTokenizer):
+    """Split on a literal string or a regex, with a delimiter behavior; ``invert`` swaps
+    what counts as the delimiter."""
+
+    def __init__(self, pattern: str, behavior: str, *, invert: bool = False, is_regex: bool = True) -> None:
+        self.pattern, self.behavior, self.invert, self.is_regex = pattern, behavior, invert, is_regex
+        self._regex = regex.compile(pattern if is_regex else regex.escape(pattern))
+        if behavior not in ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous"):
+            raise ValueError(f"unknown split behavior {behavior!r}")
+
+    def pre_tokenize(self, pieces: list[str]) -> list[str]:
+        out: list[str] = []
+        for p in pieces:
+            out += _split_spans(p, _spans(self._regex, p), self.behavior, self.invert)
+        return out
+
+    def pre_tokenize_spans(self, pieces: list[SpannedPiece]) -> list[SpannedPiece]:
+        out: list[SpannedPiece] = []
+        for piece in pieces:
+            p = piece[0]
+            out += _sliced(piece, _split_ranges(p, _spans(self._regex, p), self.behavior, self.invert))
+        return out
+
+    def isolated_regex(self) -> RegexSplit | None:
+        """A regex ``Split`` that isolates the matches of a named pattern (Llama 3's)."""
+        if self.is_regex and self.behavior == "Isolated" and not self.invert and self.pattern in _BY_ONIGURUMA:
+            return RegexSplit(_BY_ONIGURUMA[self.pattern], unicode16=True)
+        return None
+
+    def to_json(self) -> dict[str, object]:
+        key = "Regex" if self.is_regex else "String"
+        return {"type": "Split", "pattern": {key: self.pattern}, "behavior": self.behavior, "invert": self.invert}
