@@ -1,4 +1,5 @@
-"""Special tokens: the allow/disallow policy and the one matcher every encode path uses.
+"""Special tokens: the allow/disallow policy, resolved by one function every encode path
+uses (``resolve_policy``); the matching of allowed literals is ``added_vocabulary``'s.
 
 Semantics are tiktoken's:
 
@@ -16,7 +17,7 @@ alternation order is unspecified there; OpenAI's specials never overlap).
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection, Iterator
+from collections.abc import Collection
 from typing import Literal, Union
 
 import regex
@@ -32,30 +33,22 @@ SpecialSet = Union[Literal["all"], Collection[str]]
 class SpecialPolicy:
     """The resolved policy for one call: which specials split the text, which raise."""
 
-    __slots__ = ("allowed", "disallowed")
+    __slots__ = ("_first", "allowed", "disallowed")
 
     def __init__(self, allowed: frozenset[str], disallowed: frozenset[str]) -> None:
         self.allowed = allowed
         self.disallowed = disallowed
+        # Text without a disallowed literal's first character holds none (one C scan).
+        self._first = _starts(disallowed).search if disallowed else None
 
     def check(self, text: str, offset: int = 0) -> None:
         """Raise ``SpecialTokenError`` for the first disallowed special in ``text``;
         ``offset`` is where ``text`` starts in a longer stream (for the message)."""
-        if self.disallowed and _starts(self.disallowed).search(text) is not None:
+        first = self._first
+        if first is not None and first(text) is not None:
             m = _matcher(self.disallowed).search(text)
             if m is not None:
                 raise SpecialTokenError(m.group(), offset + m.start())
-
-    def segments(self, text: str) -> Iterator[tuple[str, str | None]]:
-        """Yield ``(plain_text, special_or_None)`` pairs covering ``text`` in order."""
-        if not self.allowed:
-            yield text, None
-            return
-        pos = 0
-        for m in _matcher(self.allowed).finditer(text):
-            yield text[pos : m.start()], m.group()
-            pos = m.end()
-        yield text[pos:], None
 
 
 def resolve_policy(

@@ -78,6 +78,7 @@ from typing import TYPE_CHECKING, Final
 import regex
 
 if TYPE_CHECKING:
+    from .added_vocabulary import Matcher
     from .pipeline import Pipeline
     from .specials import SpecialPolicy
 
@@ -110,9 +111,25 @@ _CONTRACTION = 3
 _OPEN_CONTRACTIONS = frozenset({"'", "'r", "'v", "'l"})
 
 
-def regex_cut(split: Callable[[str], list[str]], text: str, *, last_space_apart: bool = False) -> int:
+def regex_cut(
+    split: Callable[[str], list[str]],
+    text: str,
+    first: bool = False,
+    *,
+    last_space_apart: bool = False,
+    prefix_space: bool = False,
+) -> int:
     """The largest cut of ``text`` under a known regex pattern (module notes);
-    ``last_space_apart`` for GPT-2's pattern (see the comment below).
+    ``last_space_apart`` for GPT-2's pattern (see the comment below); with
+    ``prefix_space`` and ``first`` the encoders see ``" " + text`` (a text that lacks
+    one), so a cut there, moved back by one, is the cut."""
+    return _regex_cut(split, last_space_apart, prefix_space, text, first)
+
+
+def _regex_cut(
+    split: Callable[[str], list[str]], last_space_apart: bool, prefix_space: bool, text: str, first: bool
+) -> int:
+    """``regex_cut`` with positional options (a rule binds them with ``partial``).
 
     ``split`` must return pieces that concatenate to ``text`` (the named patterns
     match every character); otherwise nothing is provably final and 0 is returned.
@@ -121,6 +138,8 @@ def regex_cut(split: Callable[[str], list[str]], text: str, *, last_space_apart:
     with more than whitespace after it is itself a cut, so the largest cut lies in
     the tail from there and the split of that tail agrees with the whole text's.
     """
+    if prefix_space and first and not text.startswith(" "):
+        return max(_regex_cut(split, last_space_apart, False, " " + text, False) - 1, 0)
     end = len(text.rstrip(WHITESPACE))
     base = _resync(text, end)
     pieces = split(text[base:] if base else text)
@@ -254,15 +273,6 @@ def _no_cut(text: str, first: bool) -> int:
     return 0
 
 
-def _regex_rule(cut: Cut, text: str, first: bool) -> int:
-    split = cut.split
-    assert split is not None  # REGEX declarations carry their split
-    if cut.prefix_space and first and not text.startswith(" "):
-        # The encoders see " " + text; a cut there, moved back, is a cut here.
-        return max(regex_cut(split, " " + text, last_space_apart=cut.last_space_apart) - 1, 0)
-    return regex_cut(split, text, last_space_apart=cut.last_space_apart)
-
-
 def _space_rule(hard: str, left: str, text: str, first: bool) -> int:
     return space_cut(text, hard=hard, left=left)
 
@@ -279,7 +289,9 @@ def plain_rule(pipeline: Pipeline) -> PlainRule:
     else:
         cut = NO_CUT
     if cut.kind is CutKind.REGEX:
-        return partial(_regex_rule, cut) if normalizer is None else _no_cut
+        if normalizer is not None or cut.split is None:
+            return _no_cut
+        return partial(_regex_cut, cut.split, cut.last_space_apart, cut.prefix_space)
     if cut.kind is CutKind.NONE or (normalizer is not None and not normalizer.space_local):
         return _no_cut
     if cut.kind is CutKind.WHITESPACE:
@@ -315,10 +327,11 @@ def _isolated_whitespace(pipeline: Pipeline) -> tuple[str, str]:
 class Stability:
     """One tokenizer's stability rule, built once from its pipeline (module notes).
 
-    ``cut(text, policy, first)`` is ``(b, first_after)``: ``text[:b]`` is final, and
-    ``first_after`` says whether ``text[b:]`` opens a new section (after a token:
-    start rules apply) rather than continuing one. ``first``: whether ``text`` itself
-    opens a section.
+    ``cut(text, policy, matcher, first)`` is ``(b, first_after)``: ``text[:b]`` is
+    final, and ``first_after`` says whether ``text[b:]`` opens a new section (after a
+    token: start rules apply) rather than continuing one. ``policy`` and ``matcher``
+    are the call's (``Tokenizer._policy``); ``first``: whether ``text`` itself opens a
+    section.
 
     Cost: a ``SpecialHold`` scan of the last (longest literal) characters, one scan for
     the added tokens' first characters, and the plain rule's tail scan (``regex_cut``,
@@ -331,16 +344,22 @@ class Stability:
     def __init__(self, pipeline: Pipeline) -> None:
         self._pipeline = pipeline
         self._plain: PlainRule | None = None
-        self._holds: dict[frozenset[str], SpecialHold] = {}
+        self._holds: dict[tuple[frozenset[str], frozenset[str]], SpecialHold] = {}
 
-    def cut(self, text: str, policy: SpecialPolicy, first: bool) -> tuple[int, bool]:
+    def cut(self, text: str, policy: SpecialPolicy, matcher: Matcher | None, first: bool) -> tuple[int, bool]:
         limit = len(text)
         m = _SURROGATE.search(text)
         if m is not None:  # a pair may still form; encode replaces lone ones
             limit = m.start()
-        start, limit = self._open_section(text, limit, policy)
-        if start < 0:  # an added token's word rule looks behind: no streaming rule
-            return 0, first
+        if matcher is None:
+            # No token can match: only a disallowed literal may be completing (raise).
+            start = 0
+            if policy.disallowed:
+                limit = self._hold(policy, matcher).hold(text, limit)
+        else:
+            start, limit = self._open_section(text, limit, policy, matcher)
+            if start < 0:  # an added token's word rule looks behind: no streaming rule
+                return 0, first
         cut = 0
         if start < limit:
             plain = self._plain
@@ -353,22 +372,27 @@ class Stability:
             return start, True
         return 0, first
 
-    def _open_section(self, text: str, limit: int, policy: SpecialPolicy) -> tuple[int, int]:
+    def _hold(self, policy: SpecialPolicy, matcher: Matcher | None) -> SpecialHold:
+        """The ``SpecialHold`` of the call's tokens and disallowed literals."""
+        # The two sets, not their union: callers pass the same (cached) frozensets, whose
+        # hashes are cached and compare by identity.
+        key = (policy.allowed, policy.disallowed)
+        hold = self._holds.get(key)
+        if hold is None:
+            literals = [t.content for t in matcher.tokens] if matcher is not None else []
+            if len(self._holds) >= 64:  # callers passing fresh sets each time
+                self._holds.clear()
+            hold = self._holds[key] = SpecialHold([*literals, *policy.disallowed])
+        return hold
+
+    def _open_section(self, text: str, limit: int, policy: SpecialPolicy, matcher: Matcher) -> tuple[int, int]:
         """``(start, limit)``: where the last section of ``text[:limit]`` that appended
         text can still change starts (after the last added token the call matches),
         and the end of what is final at most (a literal may be completing). ``start``
         is -1 when a ``single_word`` token rules streaming out."""
-        matcher = self._pipeline.added.matcher(policy.allowed)
-        if matcher is not None and matcher.has_single_word:
+        if matcher.has_single_word:
             return -1, limit
-        key = policy.allowed | policy.disallowed
-        hold = self._holds.get(key)
-        if hold is None:
-            literals = [t.content for t in matcher.tokens] if matcher is not None else []
-            hold = self._holds[key] = SpecialHold([*literals, *policy.disallowed])
-        limit = hold.hold(text, limit)
-        if matcher is None:
-            return 0, limit
+        limit = self._hold(policy, matcher).hold(text, limit)
         if matcher.has_lstrip:  # a later token may take the whitespace before it
             limit = min(limit, len(text[:limit].rstrip(WHITESPACE)))
         start = 0

@@ -14,8 +14,7 @@ import os
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 import numpy as np
 
@@ -31,7 +30,10 @@ from .vocab import Vocabulary
 if TYPE_CHECKING:
     from os import PathLike
 
-__all__ = ["StableEncoding", "Tokenizer", "check_text"]
+__all__ = ["StableEncoder", "StableEncoding", "Tokenizer", "check_text"]
+
+#: No argument yet (``Tokenizer._policy``'s last-call check).
+_NO_ARG: Final = object()
 
 # encode_batch goes to worker processes above this many characters in total.
 _PARALLEL_MIN_CHARS: Final = 4 << 20
@@ -40,9 +42,9 @@ _PARALLEL_MIN_CHARS: Final = 4 << 20
 Recipe = tuple[Callable[..., "Tokenizer"], tuple[Any, ...]]
 
 
-@dataclass(frozen=True, slots=True)
-class StableEncoding:
-    """``Tokenizer.encode_stable``'s result.
+class StableEncoding(NamedTuple):
+    """``Tokenizer.encode_stable``'s result (a named tuple: it is made on every
+    streaming scan, and a frozen dataclass costs ~1 us to build).
 
     ``ids`` are the text's ids (only the stable ones with ``tail=False``);
     ``stable_len`` the leading ids no continuation of the text changes; ``boundary``
@@ -112,13 +114,16 @@ class Tokenizer:
             spellings=pipeline.spellings,
             name=self.name,
         )
-        # decode_bytes' table, and the set skip_special_tokens drops.
-        self._table = self._vocab.table
+        # decode_bytes' table (a list: map(list.__getitem__, ids) is ~30% faster than a
+        # tuple's slot wrapper), and the set skip_special_tokens drops.
+        self._table = list(self._vocab.table)
         self._special_ids = special_ids
         # Byte-local decoders (a rank file's, a lone ByteLevel): decode is the table.
         self._byte_decode = byte_local(pipeline.decoder)
         self._stability = Stability(pipeline)
         self._policies: dict[tuple[SpecialSet, SpecialSet], tuple[SpecialPolicy, Matcher | None]] = {}
+        # The last hashable (so immutable) arguments and their policy.
+        self._last_policy: tuple[object, object, tuple[SpecialPolicy, Matcher | None] | None] = (_NO_ARG, _NO_ARG, None)
         self._recipe = recipe
         self._source_bytes = source_bytes
         self._fingerprint: str | None = None
@@ -342,7 +347,12 @@ class Tokenizer:
 
     def _policy(self, allowed_special: SpecialSet, disallowed_special: SpecialSet) -> tuple[SpecialPolicy, Matcher | None]:
         """The resolved policy and the added tokens it matches, cached for hashable
-        arguments (the defaults, "all", frozensets): resolving 256 specials is ~5 us."""
+        arguments (the defaults, "all", frozensets): resolving 256 specials is ~5 us.
+        The last arguments are checked first, by identity (a stream passes the same
+        sets at every scan)."""
+        last = self._last_policy
+        if last[0] is allowed_special and last[1] is disallowed_special and last[2] is not None:
+            return last[2]
         try:
             key = (allowed_special, disallowed_special)
             found = self._policies.get(key)
@@ -354,6 +364,7 @@ class Tokenizer:
             found = (policy, self.pipeline.added.matcher(policy.allowed))
             if len(self._policies) < 64:
                 self._policies[key] = found
+        self._last_policy = (allowed_special, disallowed_special, found)
         return found
 
     def special_policy(self, allowed_special: SpecialSet = frozenset(), disallowed_special: SpecialSet = "all") -> SpecialPolicy:
@@ -388,9 +399,9 @@ class Tokenizer:
         ('Hello world, how', ' are')
         """
         check_text(text)
-        policy, _ = self._policy(allowed_special, disallowed_special)
+        policy, matcher = self._policy(allowed_special, disallowed_special)
         policy.check(text)
-        return self._stability.cut(text, policy, True)[0]
+        return self._stability.cut(text, policy, matcher, True)[0]
 
     def encode_stable(
         self,
@@ -422,15 +433,29 @@ class Tokenizer:
             check_text(text)
         policy, matcher = self._policy(allowed_special, disallowed_special)
         policy.check(text)
-        boundary, opens = self._stability.cut(text, policy, not continued)
+        return self._encode_stable(text, policy, matcher, continued, tail, add_special_tokens)
+
+    def _encode_stable(
+        self, text: str, policy: SpecialPolicy, matcher: Matcher | None, continued: bool, tail: bool, post: bool
+    ) -> StableEncoding:
+        """``encode_stable`` of policy-checked text: the one shared cut-and-encode."""
+        boundary, opens = self._stability.cut(text, policy, matcher, not continued)
         ids = self._encode_part(text[:boundary], matcher, continued) if boundary else []
         stable = len(ids)
         if tail and boundary < len(text):
             ids += self._encode_part(text[boundary:], matcher, not opens)
-        if add_special_tokens:
+        if post:
             ids = self.pipeline.post_process(ids)
             stable += len(self.pipeline.added_ids[0])
-        return StableEncoding(ids, stable, boundary, not opens)
+        return _new_stable(StableEncoding, (ids, stable, boundary, not opens))
+
+    def stable_encoder(
+        self, *, allowed_special: SpecialSet = frozenset(), disallowed_special: SpecialSet = "all"
+    ) -> StableEncoder:
+        """``encode_stable`` under one special-token policy resolved once, for a caller
+        that cuts many texts (a stream; ``StableEncoder``)."""
+        policy, matcher = self._policy(allowed_special, disallowed_special)
+        return StableEncoder(self, policy, matcher)
 
     def encode_continued(
         self, text: str, *, allowed_special: SpecialSet = frozenset(), disallowed_special: SpecialSet = "all"
@@ -571,6 +596,42 @@ class Tokenizer:
         recipe = self._recipe or (_from_pipeline, (self.pipeline, self.name))
         return (_restore, (self._identity, recipe, self._fingerprint))
 
+
+class StableEncoder:
+    """``Tokenizer.encode_stable`` under one resolved special-token policy
+    (``Tokenizer.stable_encoder``): what a stream calls at every scan.
+
+    The caller checks its text against ``policy`` itself (``SpecialPolicy.check`` with
+    a stream offset, chunk by chunk, so that a disallowed literal split across chunks
+    raises from the chunk that completes it); ``encode`` and ``encode_rest`` do not
+    check again.
+
+    >>> tok = __import__("tokstream").load("cl100k_base")
+    >>> enc = tok.stable_encoder()
+    >>> r = enc.encode("Hello world, how are", tail=False)
+    >>> r.ids + enc.encode_rest("Hello world, how are you"[r.boundary :], continued=r.continued)
+    [9906, 1917, 11, 1268, 527, 499]
+    """
+
+    __slots__ = ("_matcher", "_tok", "policy")
+
+    def __init__(self, tok: Tokenizer, policy: SpecialPolicy, matcher: Matcher | None) -> None:
+        self._tok = tok
+        self.policy = policy
+        self._matcher = matcher
+
+    def encode(self, text: str, *, continued: bool = False, tail: bool = True) -> StableEncoding:
+        """``Tokenizer.encode_stable(text, continued=..., tail=...)`` (no policy check)."""
+        return self._tok._encode_stable(text, self.policy, self._matcher, continued, tail, False)
+
+    def encode_rest(self, text: str, *, continued: bool = False) -> list[int]:
+        """The ids of the rest of a stream, after a boundary whose ``continued`` was
+        ``continued`` (no cut, no policy check)."""
+        return self._tok._encode_part(text, self._matcher, continued)
+
+
+#: ``tuple.__new__``: builds a ``StableEncoding`` in C (its ``__new__`` is Python code).
+_new_stable: Final = tuple.__new__
 
 _rebuilt: dict[str, Tokenizer] = {}
 _rebuilt_lock = threading.Lock()

@@ -166,10 +166,10 @@ def test_work_is_linear(tid: str, text: str, monkeypatch) -> None:
     scanned = 0
     real = Stability.cut
 
-    def counting(self, text, policy, first):
+    def counting(self, text, policy, matcher, first):
         nonlocal scanned
         scanned += len(text)
-        return real(self, text, policy, first)
+        return real(self, text, policy, matcher, first)
 
     monkeypatch.setattr(Stability, "cut", counting)
     assert _stream(tok, _cuts(text, range(16, len(text), 16))) == tok.encode(text)

@@ -1,9 +1,9 @@
 """Encode text that arrives in chunks, emitting only ids that can no longer change.
 
 ``push`` appends a chunk and, once ``batch`` characters are pending, encodes the
-pending text up to its stable boundary (``Tokenizer.encode_stable``, the one call the
-prefix-cache planner shares); the ids of the text before the boundary are final and
-are returned, the rest stays pending. ``finish`` encodes what is left. The concatenated output equals
+pending text up to its stable boundary (``Tokenizer.stable_encoder``: the one
+cut-and-encode call the prefix-cache planner's ``encode_stable`` shares); the ids of the
+text before the boundary are final and are returned, the rest stays pending. ``finish`` encodes what is left. The concatenated output equals
 ``tok.encode(full_text)`` with the same options under every chunking.
 
 Cost: a push that does not reach ``batch`` pending characters appends to a list
@@ -63,7 +63,7 @@ class StreamEncoder:
         "_pending",
         "_policy",
         "_scanned",
-        "_tok",
+        "_stable",
     )
 
     def __init__(
@@ -74,8 +74,8 @@ class StreamEncoder:
         disallowed_special: SpecialSet = "all",
         batch: int = 64,
     ) -> None:
-        self._tok = tok
-        self._policy = tok.special_policy(allowed_special, disallowed_special)
+        self._stable = tok.stable_encoder(allowed_special=allowed_special, disallowed_special=disallowed_special)
+        self._policy = self._stable.policy
         disallowed = self._policy.disallowed
         self._longest = max(map(len, disallowed), default=0)
         # A literal can only complete in a chunk holding its last character.
@@ -119,23 +119,11 @@ class StreamEncoder:
         text = "".join(self._chunks)
         self._chunks = []
         self._pending = 0
-        if not text:
-            return []
-        policy = self._policy  # encode resolves the same (cached) policy from its sets
-        if self._continued:
-            return self._tok.encode_continued(text, allowed_special=policy.allowed, disallowed_special=policy.disallowed)
-        return self._tok.encode(text, allowed_special=policy.allowed, disallowed_special=policy.disallowed)
+        return self._stable.encode_rest(text, continued=self._continued) if text else []
 
     def _emit(self) -> list[int]:
         text = "".join(self._chunks)
-        policy = self._policy
-        found = self._tok.encode_stable(
-            text,
-            allowed_special=policy.allowed,
-            disallowed_special=policy.disallowed,
-            continued=self._continued,
-            tail=False,
-        )
+        found = self._stable.encode(text, continued=self._continued, tail=False)
         cut = found.boundary
         if cut == 0:
             self._chunks = [text]
