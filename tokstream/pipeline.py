@@ -260,11 +260,12 @@ class Pipeline:
             for (i, s), data in zip(spellings.items(), proxies_to_bytes(spellings.values())):
                 table[i] = data if data is not None else s.encode("utf-8", "surrogatepass")
         else:
-            prefix = model.subword_prefix
+            token_bytes = spelling_bytes(rules, model.subword_prefix)
             for i, s in spellings.items():
-                table[i] = spelling_bytes(s, rules, prefix)
+                table[i] = token_bytes(s)
+        added_bytes = spelling_bytes(rules)
         for t in self.added.tokens:
-            table[t.id] = spelling_bytes(t.content, rules)
+            table[t.id] = added_bytes(t.content)
         return table
 
     # ------------------------------------------------------------ serialization
