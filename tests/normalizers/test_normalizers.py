@@ -5,8 +5,8 @@ Differential: each normalizer is built from the same ``tokenizer.json`` object b
 model around it), then fed every code point and adversarial hypothesis text. The
 ``Precompiled`` charsmaps are the real ones from the fixture files: the botchan
 ``tokenizer.json`` and the SentencePiece ``.model`` files (read with
-``tokstream.formats.sentencepiece``, which ``test_sentencepiece_format.py`` checks against
-sentencepiece; protobuf is not a test dependency).
+``tokstream.formats.sentencepiece``, which ``tests/formats/test_sentencepiece_format.py``
+checks against sentencepiece; protobuf is not a test dependency).
 
 Alignments: ``normalize_aligned`` must give ``normalize``'s text, monotone in-bounds
 spans, and for character-wise normalizers pieces that normalize on their own to their

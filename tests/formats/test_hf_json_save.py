@@ -3,7 +3,7 @@ and loading it back with tokstream gives the same ids and the same ``fingerprint
 
 The expected ids come from the references: tiktoken for the rank files, ``tokenizers``
 on the original ``tokenizer.json`` for those. (SentencePiece ``.model`` files are in
-``test_spm_save.py``.)
+``test_hf_json_save_spm.py``.)
 """
 
 from __future__ import annotations
