@@ -16,6 +16,9 @@ repository, in ``../shared/fixtures`` from the repository root; ``TOKSTREAM_FIXT
 overrides the location. A test that needs a missing file skips with the reason, never
 passes; with ``TOKSTREAM_REQUIRE_FIXTURES=1`` (CI) it fails instead.
 
+The package's source is read with ``ast`` (``package_modules``, ``module_imports``) by
+the tests of its structure, ``test_imports.py`` and ``test_layers.py``.
+
 Mismatches (STYLE.md, Tests): a differential test reports the first differing index
 and the items around it, with ``assert_sequences_equal`` (or ``describe_difference``
 where the test raises on its own).
@@ -23,13 +26,14 @@ where the test raises on its own).
 
 from __future__ import annotations
 
+import ast
 import functools
 import importlib.util
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
 from unittest import mock
 
 import pytest
@@ -350,3 +354,121 @@ def assert_same_ids_as_tiktoken(
         )
     )
 
+
+# ------------------------------------------------------------- package source
+
+
+def module_name(path: Path) -> str:
+    """``tokstream/a/b.py`` -> ``tokstream.a.b``; ``tokstream/a/__init__.py`` -> ``tokstream.a``."""
+    parts = path.resolve().relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+@functools.cache
+def package_modules() -> dict[str, Path]:
+    """Every module of the ``tokstream`` package by dotted name, from its files (nothing
+    is imported)."""
+    return {module_name(p): p for p in sorted((REPO / "tokstream").rglob("*.py"))}
+
+
+class Import(NamedTuple):
+    """One import in a module's source.
+
+    ``module`` is the module it loads, resolved (relative imports against the importing
+    module's package; ``from pkg import name`` to ``pkg.name`` when that is a module,
+    else to ``pkg``); ``name`` is the name taken from ``module`` by ``from module import
+    name`` (``None`` for ``import module`` and for submodules); ``line`` is where.
+    """
+
+    module: str
+    name: str | None
+    line: int
+
+
+def is_type_checking(test: ast.expr) -> bool:
+    """Whether an ``if`` test is ``TYPE_CHECKING`` (or ``typing.TYPE_CHECKING``)."""
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def walk_source(node: ast.AST, *, type_checking: bool = True) -> Iterator[ast.AST]:
+    """Every node under ``node`` (like ``ast.walk``, depth first); with
+    ``type_checking=False`` the bodies of ``if TYPE_CHECKING:`` are left out (they never
+    run; their ``else:`` does)."""
+    for child in ast.iter_child_nodes(node):
+        yield child
+        if not type_checking and isinstance(child, ast.If) and is_type_checking(child.test):
+            for other in child.orelse:
+                yield other
+                yield from walk_source(other, type_checking=type_checking)
+            continue
+        yield from walk_source(child, type_checking=type_checking)
+
+
+def _package_of(module: str) -> str:
+    """The package a module's relative imports start from."""
+    is_package = package_modules()[module].name == "__init__.py"
+    return module if is_package else module.rpartition(".")[0]
+
+
+def _import_module_name(call: ast.Call, module: str) -> str | None:
+    """The module named by ``importlib.import_module("...")`` or ``f"{__package__}..."``."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "import_module" and call.args):
+        return None
+    arg = call.args[0]
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return arg.value
+    if isinstance(arg, ast.JoinedStr) and len(arg.values) == 2:
+        head, tail = arg.values
+        if (
+            isinstance(head, ast.FormattedValue)
+            and isinstance(head.value, ast.Name)
+            and head.value.id == "__package__"
+            and isinstance(tail, ast.Constant)
+        ):
+            return _package_of(module) + str(tail.value)
+    return None
+
+
+def parse_module(module: str) -> ast.Module:
+    """The ``ast`` of a ``tokstream`` module's source."""
+    path = package_modules()[module]
+    return ast.parse(path.read_text(encoding="utf-8"), str(path))
+
+
+def module_imports(module: str, *, type_checking: bool = True, tree: ast.AST | None = None) -> list[Import]:
+    """The imports of ``tokstream`` modules in ``module``'s source (or in ``tree``, read
+    as if it were that module's): module-level and function-level ones,
+    ``importlib.import_module`` with a literal name; those in ``if TYPE_CHECKING:`` only
+    when ``type_checking``. Imports by computed names and ``__import__`` are not seen."""
+    modules = package_modules()
+    path = modules[module]
+    if tree is None:
+        tree = parse_module(module)
+    found: list[Import] = []
+    for node in walk_source(tree, type_checking=type_checking):
+        if isinstance(node, ast.Import):
+            found += [Import(alias.name, None, node.lineno) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = _package_of(module)
+                for _ in range(node.level - 1):
+                    base = base.rpartition(".")[0]
+                base = f"{base}.{node.module}" if node.module else base
+            else:
+                base = node.module or ""
+            for alias in node.names:
+                if f"{base}.{alias.name}" in modules:
+                    found.append(Import(f"{base}.{alias.name}", None, node.lineno))
+                else:
+                    found.append(Import(base, alias.name, node.lineno))
+        elif isinstance(node, ast.Call):
+            name = _import_module_name(node, module)
+            if name is not None:
+                found.append(Import(name, None, node.lineno))
+    ours = [imp for imp in found if imp.module == "tokstream" or imp.module.startswith("tokstream.")]
+    for imp in ours:
+        assert imp.module in modules, f"{path}:{imp.line}: no module {imp.module}"
+    return ours
