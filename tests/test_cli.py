@@ -1,14 +1,13 @@
 """The ``tokstream`` command line, in-process through ``main([...])`` and once as a process.
 
 Expected ids come from tiktoken, built offline from the fixture rank files in
-``../shared/fixtures/tiktoken`` (the helper is local on purpose: this file must not depend
-on conftest.py). Without the fixtures these tests skip, or fail when
+``../shared/fixtures/tiktoken`` (``helpers.tiktoken_reference``; this file uses the plain
+helpers only, no conftest.py fixture). Without the fixtures these tests skip, or fail when
 ``TOKSTREAM_REQUIRE_FIXTURES=1`` (CI sets it).
 """
 
 from __future__ import annotations
 
-import functools
 import io
 import json
 import os
@@ -19,14 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import fixture_file, fixture_text, tiktoken_reference
 
 from tokstream.cli import main
-
-# ../shared/fixtures next to the repository; TOKSTREAM_FIXTURES overrides, as in conftest.py.
-FIXTURES = Path(
-    os.environ.get("TOKSTREAM_FIXTURES")
-    or Path(__file__).resolve().parents[2] / "shared" / "fixtures"
-)
 
 TEXTS = [
     "Hello, world! 👋",
@@ -42,36 +36,8 @@ TEXTS = [
 # ------------------------------------------------------------------- reference
 
 
-@functools.lru_cache(maxsize=None)
-def _tiktoken(name: str) -> Any:
-    """tiktoken's encoding ``name``, built from the local fixture file (no network)."""
-    path = FIXTURES / "tiktoken" / f"{name}.tiktoken"
-    if not path.is_file():
-        reason = f"fixture {path} is missing (tokstream's tests read ../shared/fixtures)"
-        if os.environ.get("TOKSTREAM_REQUIRE_FIXTURES") == "1":
-            pytest.fail(reason + "; TOKSTREAM_REQUIRE_FIXTURES=1 makes that an error")
-        pytest.skip(reason)
-    tiktoken = pytest.importorskip("tiktoken")
-    import tiktoken.load
-    import tiktoken_ext.openai_public as openai_public  # type: ignore[import-untyped]
-
-    def load_local(_url: str, expected_hash: str | None = None) -> Any:
-        # Same hash check as tiktoken's download, on the local copy.
-        return tiktoken.load.load_tiktoken_bpe(str(path), expected_hash=expected_hash)
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(openai_public, "load_tiktoken_bpe", load_local)
-        spec = openai_public.ENCODING_CONSTRUCTORS[name]()
-    return tiktoken.Encoding(
-        spec["name"],
-        pat_str=spec["pat_str"],
-        mergeable_ranks=spec["mergeable_ranks"],
-        special_tokens=spec["special_tokens"],
-    )
-
-
 def _ref(name: str = "o200k_base") -> Any:
-    return _tiktoken(name)
+    return tiktoken_reference(name)
 
 
 def _ids_line(ids: list[int]) -> str:
@@ -121,7 +87,7 @@ def test_encode_tokenizer_alias_and_path(capsys: pytest.CaptureFixture[str]) -> 
     text = "GPT-2 says hello"
     expected = _ids_line(_ref("r50k_base").encode(text))
     assert _run(capsys, "encode", text, "-t", "gpt2")[1] == expected
-    path = FIXTURES / "tiktoken" / "r50k_base.tiktoken"
+    path = fixture_file("tiktoken/r50k_base.tiktoken")
     assert _run(capsys, "encode", text, "--tokenizer", str(path))[1] == expected
 
 
@@ -482,7 +448,7 @@ def test_python_m_tokstream() -> None:
 
 def _corpus_files(tmp_path: Path) -> list[Path]:
     """Two training files: botchan's first 40,000 characters, split in two."""
-    text = (FIXTURES / "corpora" / "corpus_botchan_en.txt").read_text("utf-8")[:40_000]
+    text = fixture_text("corpora/corpus_botchan_en.txt")[:40_000]
     paths = []
     for i, part in enumerate((text[:25_000], text[25_000:])):
         path = tmp_path / f"train{i}.txt"
@@ -492,7 +458,7 @@ def _corpus_files(tmp_path: Path) -> list[Path]:
 
 
 def _require_corpus() -> None:
-    _tiktoken("o200k_base")  # skips (or fails in CI) without the fixtures, as the others
+    _ref("o200k_base")  # skips (or fails in CI) without the fixtures, as the others
 
 
 def test_train_wordpiece_saves_a_tokenizer_tokenizers_loads(
@@ -513,7 +479,7 @@ def test_train_wordpiece_saves_a_tokenizer_tokenizers_loads(
     tok = tokstream.load(out)
     # The same as the library on the same texts (the CLI sums per-file counts).
     assert tok.fingerprint == train_wordpiece(texts, 600).fingerprint
-    held = (FIXTURES / "corpora" / "corpus_alice_in_wonderland_en.txt").read_text("utf-8")[:20_000]
+    held = fixture_text("corpora/corpus_alice_in_wonderland_en.txt")[:20_000]
     tokenizers = pytest.importorskip("tokenizers")
     ref = tokenizers.Tokenizer.from_file(str(out))
     assert tok.encode(held) == ref.encode(held, add_special_tokens=False).ids

@@ -23,13 +23,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import fixture_file, hf_reference
+from helpers import REPO, fixture_file, hf_reference
 
 import tokstream
 from tokstream import demo
 from tokstream.cli import main
 
-REPO = Path(__file__).resolve().parents[1]
 HEADERS = [demo.header(n) for n in range(1, len(demo.SECTIONS) + 1)]
 
 

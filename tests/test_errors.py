@@ -15,6 +15,7 @@ import shutil
 
 import numpy as np
 import pytest
+from helpers import assert_sequences_equal, fixture_file
 
 import tokstream
 from tokstream import Tokenizer
@@ -192,9 +193,9 @@ def test_damaged_rank_file(tmp_path, case, mutate, lineno, detail):
     )
 
 
-def test_truncated_fixture_file(tmp_path, fixture_path):
+def test_truncated_fixture_file(tmp_path):
     """A real rank file cut at several places (mid-token, mid-rank, after the space)."""
-    data = fixture_path("tiktoken/r50k_base.tiktoken").read_bytes()
+    data = fixture_file("tiktoken/r50k_base.tiktoken").read_bytes()
     mid = data.index(b"\n", len(data) // 2) + 1  # start of a line near the middle
     line_len = data.index(b"\n", mid) - mid
     for cut in (mid + 3, mid + line_len - 1, mid + data[mid:].index(b" ") + 1, mid + 1):
@@ -206,8 +207,8 @@ def test_truncated_fixture_file(tmp_path, fixture_path):
         )
 
 
-def test_wrong_hash_via_load(tmp_path, fixture_path):
-    data = bytearray(fixture_path("tiktoken/cl100k_base.tiktoken").read_bytes())
+def test_wrong_hash_via_load(tmp_path):
+    data = bytearray(fixture_file("tiktoken/cl100k_base.tiktoken").read_bytes())
     # Change one rank digit on the last line: still a well-formed file, another hash.
     data[-2] = ord("0") if data[-2] != ord("0") else ord("1")
     path = tmp_path / "cl100k_base.tiktoken"
@@ -220,18 +221,18 @@ def test_wrong_hash_via_load(tmp_path, fixture_path):
     _assert_file_error(lambda: tokstream.load(tmp_path), "cl100k_base.tiktoken", None)
 
 
-def test_wrong_hash_via_from_tiktoken(tmp_path, fixture_path):
+def test_wrong_hash_via_from_tiktoken(tmp_path):
     path = tmp_path / "ranks.tiktoken"
-    shutil.copyfile(fixture_path("tiktoken/r50k_base.tiktoken"), path)
+    shutil.copyfile(fixture_file("tiktoken/r50k_base.tiktoken"), path)
     with pytest.raises(tokstream.HashMismatchError) as info:
         Tokenizer.from_tiktoken(path, pattern="r50k_base", expected_hash="0" * 64)
     assert isinstance(info.value, tokstream.TokenizerFileError)
     assert "ranks.tiktoken" in str(info.value)
 
 
-def test_good_copy_loads_like_tiktoken(tmp_path, fixture_path, reference):
+def test_good_copy_loads_like_tiktoken(tmp_path, reference):
     path = tmp_path / "cl100k_base.tiktoken"
-    shutil.copyfile(fixture_path("tiktoken/cl100k_base.tiktoken"), path)
+    shutil.copyfile(fixture_file("tiktoken/cl100k_base.tiktoken"), path)
     enc = reference("cl100k_base")
     text = "Hello, copies! <|endoftext|> 12345 日本語"
     for tok in (
@@ -325,10 +326,10 @@ def test_pickle_embedded(pair):
         assert clone.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all")
 
 
-def test_pickle_file_loaded(tmp_path, fixture_path, reference, read_corpus):
+def test_pickle_file_loaded(tmp_path, reference, read_corpus):
     enc = reference("cl100k_base")
     path = tmp_path / "copy.tiktoken"
-    shutil.copyfile(fixture_path("tiktoken/cl100k_base.tiktoken"), path)
+    shutil.copyfile(fixture_file("tiktoken/cl100k_base.tiktoken"), path)
     tok = Tokenizer.from_tiktoken(
         path, pattern="cl100k_base", special_tokens=enc._special_tokens, name="mine"
     )
@@ -414,9 +415,7 @@ def test_encode_batch_process_pool(ours, reference, big_batch, pool_calls):
     got = tok.encode_batch(pieces, max_workers=2, allowed_special="all")
     assert pool_calls == [(len(pieces), 2)], "the batch did not go to the process pool"
     expected = enc.encode_batch(pieces, allowed_special="all", num_threads=2)
-    assert len(got) == len(expected)
-    for i, (a, b) in enumerate(zip(got, expected)):
-        assert a == b, f"piece {i} differs"
+    assert_sequences_equal(got, expected, what="encode_batch", names=("tokstream", "tiktoken"), context=0)
     # And the same as per-text encode in this process (serial path).
     assert got == [tok.encode(p, allowed_special="all") for p in pieces]
     assert tok.encode_batch(pieces, max_workers=1, allowed_special="all") == got
@@ -441,7 +440,7 @@ def test_encode_batch_process_pool_error(ours, big_batch, pool_calls):
 # ---------------------------------------------------------------- fingerprint
 
 
-def test_fingerprint(ours, tmp_path, fixture_path, reference):
+def test_fingerprint(ours, tmp_path, reference):
     prints = {}
     for name in ("cl100k_base", "o200k_base", "r50k_base", "p50k_base"):
         fp = ours(name).fingerprint
@@ -452,7 +451,7 @@ def test_fingerprint(ours, tmp_path, fixture_path, reference):
     assert ours("gpt2").fingerprint == prints["r50k_base"]
     # A second, independent load of the same file: equal fingerprint.
     path = tmp_path / "r50k_base.tiktoken"
-    shutil.copyfile(fixture_path("tiktoken/r50k_base.tiktoken"), path)
+    shutil.copyfile(fixture_file("tiktoken/r50k_base.tiktoken"), path)
     assert tokstream.load(path).fingerprint == prints["r50k_base"]
     # Same ranks, another pattern or other specials: another fingerprint.
     other_pattern = Tokenizer.from_tiktoken(

@@ -7,8 +7,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import REPO
 
-EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.py"))
+EXAMPLES = sorted((REPO / "examples").glob("*.py"))
 
 
 @pytest.mark.parametrize("script", EXAMPLES, ids=[p.name for p in EXAMPLES])
@@ -27,7 +28,7 @@ def test_readme_examples() -> None:
     """The ``>>>`` examples in README.md run as shown."""
     import doctest
 
-    readme = Path(__file__).resolve().parents[1] / "README.md"
+    readme = REPO / "README.md"
     result = doctest.testfile(str(readme), module_relative=False, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0
     assert result.failed == 0

@@ -22,6 +22,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers import (
+    assert_sequences_equal,
+    describe_difference,
+    first_difference,
+    fixture_file,
+    fixture_text,
+    hf_reference,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import adversarial_text, has_surrogates, hyp_settings, replace_surrogates
@@ -30,8 +38,6 @@ import tokstream
 from tokstream import pre_tokenizers as pt
 from tokstream.byte_level import bytes_to_proxy
 from tokstream.pre_tokenizers import located_spans
-
-from conftest import require_fixture
 
 
 def _is_high(c: str) -> bool:
@@ -81,11 +87,13 @@ def check_offsets(tok, enc, text, **kw):
     assert all(isinstance(a, int) and isinstance(b, int) for a, b in offsets)
     pieces = [enc.decode_single_token_bytes(i) for i in ids]
     expected = oracle_offsets(text, [len(p) for p in pieces])
-    if offsets != expected:
-        k = next(j for j, (a, b) in enumerate(zip(offsets, expected)) if a != b)
+    k = first_difference(offsets, expected)
+    if k is not None:
         raise AssertionError(
-            f"offset {k} of {len(ids)}: tokstream {offsets[k]}, oracle {expected[k]}; "
-            f"token {ids[k]}={pieces[k]!r}; text={text[:200]!r}"
+            describe_difference(
+                offsets, expected, what="offsets", names=("tokstream", "oracle"), text=text,
+                notes=[f"token {k} of {len(ids)}: {ids[k]}={pieces[k]!r}"] if k < len(ids) else [],
+            )
         )
     # A token whose bytes are whole characters recovers its text by slicing.
     for (start, end), piece in zip(offsets, pieces):
@@ -236,15 +244,11 @@ def pipeline_pair(name: str) -> tuple[tokstream.Tokenizer, object]:
     """``(ours, reference)``: a ``tokenizers.Tokenizer`` or ``SentencePieceProcessor``."""
     if name not in _pipeline_cache:
         if name.endswith(".json"):
-            tokenizers = pytest.importorskip("tokenizers")
-            path = require_fixture(Path("hf") / name)
-            ref = tokenizers.Tokenizer.from_file(str(path))
-            ref.no_padding()
-            ref.no_truncation()
-            _pipeline_cache[name] = (tokstream.Tokenizer.from_file(path), ref)
+            path = fixture_file(f"hf/{name}")
+            _pipeline_cache[name] = (tokstream.Tokenizer.from_file(path), hf_reference(path))
         else:
             spm = pytest.importorskip("sentencepiece")
-            path = require_fixture(Path("spm") / name)
+            path = fixture_file(f"spm/{name}")
             ref = spm.SentencePieceProcessor(model_file=str(path))
             _pipeline_cache[name] = (tokstream.Tokenizer.from_sentencepiece(path), ref)
     return _pipeline_cache[name]
@@ -303,7 +307,7 @@ def compare_with_reference(name: str, text: str, ids, offsets) -> None:
     else:
         got = ref.encode(text, return_type="offset_mapping")
         want_ids, want, explain = got["ids"], got["offsets"], _explain_spm
-    assert ids == want_ids, f"{name}: ids differ from the reference on {text[:200]!r}"
+    assert_sequences_equal(ids, want_ids, what=f"{name}: ids", names=("tokstream", "reference"), text=text)
     groups = None
     for k, (tid, ours, theirs) in enumerate(zip(ids, offsets, map(tuple, want))):
         if ours == theirs:
@@ -405,7 +409,7 @@ def test_pipeline_offsets_examples(name: str, text: str) -> None:
 def test_pipeline_offsets_corpus_lines(name: str) -> None:
     corpora = ("corpus_botchan_en.txt", "corpus_wagahaiwa_nekodearu_ja.txt", "corpus_us_constitution_en.txt")
     for corpus in corpora:
-        lines = require_fixture(Path("corpora") / corpus).read_text("utf-8").splitlines()
+        lines = fixture_text(f"corpora/{corpus}").splitlines()
         step = max(1, len(lines) // 100)
         for line in lines[::step][:100]:
             check_all(name, line[:400])

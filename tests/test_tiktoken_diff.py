@@ -14,6 +14,7 @@ import random
 from pathlib import Path
 
 import pytest
+from helpers import ENCODING_NAMES, assert_same_ids_as_tiktoken
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import (
@@ -34,47 +35,6 @@ import tokstream
 DIFF_EXAMPLES = BASE_EXAMPLES
 
 
-def _pieces(decode_one, ids, lo, hi):
-    out = []
-    for k in range(lo, min(hi, len(ids))):
-        try:
-            out.append(f"{k}:{ids[k]}={decode_one(ids[k])!r}")
-        except Exception as e:  # noqa: BLE001 - a bad id is worth seeing in the report
-            out.append(f"{k}:{ids[k]}=<{type(e).__name__}: {e}>")
-    return ", ".join(out)
-
-
-def assert_same_ids(ours, ref, text, *, tok=None, enc=None, what="encode"):
-    """Assert ``ours == ref`` (id lists); on mismatch name the first differing index.
-
-    The report shows the decoded pieces of both sides around that index (through
-    ``tok.token_bytes`` and ``enc.decode_single_token_bytes`` when given) and the
-    input text around the byte offset where the two diverge.
-    """
-    __tracebackhide__ = True
-    if ours == ref:
-        return
-    i = next((k for k, (a, b) in enumerate(zip(ours, ref)) if a != b), min(len(ours), len(ref)))
-    lo, hi = max(0, i - 3), i + 4
-    lines = [
-        f"{what}: ids differ at index {i} (tokstream: {len(ours)} ids, tiktoken: {len(ref)} ids)",
-        f"  tokstream[{lo}:{hi}] = {ours[lo:hi]}",
-        f"  tiktoken [{lo}:{hi}] = {ref[lo:hi]}",
-    ]
-    if tok is not None:
-        lines.append(f"  tokstream pieces: {_pieces(tok.token_bytes, ours, lo, hi)}")
-    if enc is not None:
-        lines.append(f"  tiktoken pieces:  {_pieces(enc.decode_single_token_bytes, ref, lo, hi)}")
-        data = replace_surrogates(text).encode("utf-8")
-        at = len(enc.decode_bytes(ref[:i]))
-        lines.append(f"  input bytes around offset {at}: {data[max(0, at - 20) : at + 30]!r}")
-    if len(text) <= 300:
-        lines.append(f"  text = {text!r}")
-    else:
-        lines.append(f"  text = {text[:120]!r} ... ({len(text)} chars)")
-    raise AssertionError("\n".join(lines))
-
-
 def _expected_text(text: str) -> str:
     """What decode(encode(text)) must give: text itself, surrogates as tiktoken fixes them."""
     return replace_surrogates(text) if has_surrogates(text) else text
@@ -88,9 +48,9 @@ def test_corpus_matches_tiktoken(pair, corpus_name, read_corpus):
     text = read_corpus(corpus_name)
     ref_ids = enc.encode_ordinary(text)
     ours_ids = tok.encode_ordinary(text)
-    assert_same_ids(ours_ids, ref_ids, text, tok=tok, enc=enc, what="encode_ordinary")
+    assert_same_ids_as_tiktoken(ours_ids, ref_ids, text, tok=tok, enc=enc, what="encode_ordinary")
     # These corpora hold no special literals, so default encode cannot raise.
-    assert_same_ids(tok.encode(text), enc.encode(text), text, tok=tok, enc=enc)
+    assert_same_ids_as_tiktoken(tok.encode(text), enc.encode(text), text, tok=tok, enc=enc)
     decoded = tok.decode(ours_ids)
     assert decoded == enc.decode(ref_ids)
     assert decoded == text
@@ -104,11 +64,11 @@ def _check_against_tiktoken(name, tok, enc, text):
     ctx = f"[{name}] "
     ref_ord = enc.encode_ordinary(text)
     ours_ord = tok.encode_ordinary(text)
-    assert_same_ids(ours_ord, ref_ord, text, tok=tok, enc=enc, what=ctx + "encode_ordinary")
+    assert_same_ids_as_tiktoken(ours_ord, ref_ord, text, tok=tok, enc=enc, what=ctx + "encode_ordinary")
 
     ref_all = enc.encode(text, allowed_special="all")
     ours_all = tok.encode(text, allowed_special="all")
-    assert_same_ids(ours_all, ref_all, text, tok=tok, enc=enc, what=ctx + 'encode(allowed="all")')
+    assert_same_ids_as_tiktoken(ours_all, ref_all, text, tok=tok, enc=enc, what=ctx + 'encode(allowed="all")')
 
     # Default arguments: both raise (a special literal) or both give the same ids.
     try:
@@ -117,7 +77,7 @@ def _check_against_tiktoken(name, tok, enc, text):
         with pytest.raises(tokstream.SpecialTokenError):
             tok.encode(text)
     else:
-        assert_same_ids(tok.encode(text), ref_default, text, tok=tok, enc=enc, what=ctx + "encode")
+        assert_same_ids_as_tiktoken(tok.encode(text), ref_default, text, tok=tok, enc=enc, what=ctx + "encode")
 
     expected = _expected_text(text)
     checks = [(ours_ord, ref_ord)]
@@ -211,7 +171,7 @@ def test_long_run_matches_tiktoken(pair, run):
     tok, enc = pair
     text = LONG_RUNS[run]
     ids = tok.encode(text)
-    assert_same_ids(ids, enc.encode(text), text, tok=tok, enc=enc)
+    assert_same_ids_as_tiktoken(ids, enc.encode(text), text, tok=tok, enc=enc)
     assert tok.decode(ids) == text
 
 
@@ -222,7 +182,7 @@ def test_many_unique_words_match_tiktoken(pair):
     text = " ".join(f"w{i:x}q{i % 7}" for i in range(200_000)) + " Ünïcödé " * 3
     expected = enc.encode(text)
     for _ in range(2):
-        assert_same_ids(tok.encode(text), expected, text, tok=tok, enc=enc)
+        assert_same_ids_as_tiktoken(tok.encode(text), expected, text, tok=tok, enc=enc)
 
 
 # ----------------------------------------------------------- long mixed texts
@@ -242,7 +202,7 @@ def test_source_code_matches_tiktoken(pair):
     tok, enc = pair
     text = _source_code()
     assert len(text) > 20_000
-    assert_same_ids(tok.encode_ordinary(text), enc.encode_ordinary(text), text, tok=tok, enc=enc)
+    assert_same_ids_as_tiktoken(tok.encode_ordinary(text), enc.encode_ordinary(text), text, tok=tok, enc=enc)
     assert tok.decode(enc.encode_ordinary(text)) == text
     # Indentation by tabs, by 2 and 8 spaces, and with trailing spaces.
     for variant in (
@@ -251,7 +211,7 @@ def test_source_code_matches_tiktoken(pair):
         text.replace("    ", "        "),
         text.replace("\n", "  \n"),
     ):
-        assert_same_ids(
+        assert_same_ids_as_tiktoken(
             tok.encode_ordinary(variant), enc.encode_ordinary(variant), variant, tok=tok, enc=enc
         )
 
@@ -327,13 +287,10 @@ def _text_sequences(draw):
     return draw(st.permutations(texts))
 
 
-_ENCODING_NAMES = ("cl100k_base", "o200k_base", "r50k_base", "p50k_base")
-
-
 @hyp_settings(150)
 @given(
     texts=_text_sequences(),
-    name=st.sampled_from(_ENCODING_NAMES),
+    name=st.sampled_from(ENCODING_NAMES),
 )
 def test_cache_sequences_match_tiktoken(all_pairs, texts, name):
     embedded, enc = all_pairs[name]
@@ -343,8 +300,8 @@ def test_cache_sequences_match_tiktoken(all_pairs, texts, name):
     assert tok.fingerprint == embedded.fingerprint  # tiktoken's pattern is recognised
     for text in texts + texts[::-1]:
         ref = enc.encode_ordinary(text)
-        assert_same_ids(tok.encode_ordinary(text), ref, text, tok=tok, enc=enc)
-        assert_same_ids(
+        assert_same_ids_as_tiktoken(tok.encode_ordinary(text), ref, text, tok=tok, enc=enc)
+        assert_same_ids_as_tiktoken(
             tok.encode(text, allowed_special="all"),
             enc.encode(text, allowed_special="all"),
             text,

@@ -17,6 +17,7 @@ checks the parsing itself against tiktoken.
 from __future__ import annotations
 
 import pytest
+from helpers import fixture_file
 
 import tokstream
 
@@ -39,9 +40,9 @@ def parse_vectors(inp: bytes, out: bytes) -> list[tuple[str, list[int]]]:
 
 
 @pytest.fixture(scope="module")
-def vectors(fixture_path):
-    inp = fixture_path(f"vectors/{VOCAB}.inp").read_bytes()
-    out = fixture_path(f"vectors/{VOCAB}.out").read_bytes()
+def vectors():
+    inp = fixture_file(f"vectors/{VOCAB}.inp").read_bytes()
+    out = fixture_file(f"vectors/{VOCAB}.out").read_bytes()
     return parse_vectors(inp, out)
 
 

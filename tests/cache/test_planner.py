@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import TOKENIZER_IDS, fixture_tokenizer
+from helpers import TOKENIZER_IDS, fixture_tokenizer
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import adversarial_text, hyp_settings

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from conftest import TOKENIZER_IDS, fixture_tokenizer, public_token_bytes
+from helpers import TOKENIZER_IDS, fixture_tokenizer, public_token_bytes
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import adversarial_text, hyp_settings

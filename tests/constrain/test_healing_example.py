@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 from types import ModuleType
 
-from conftest import load_example
+from helpers import REPO, load_example
 
-SCRIPT = Path(__file__).resolve().parents[2] / "examples" / "token_healing.py"
+SCRIPT = REPO / "examples" / "token_healing.py"
 
 
 def _load() -> ModuleType:

@@ -15,7 +15,7 @@ from functools import cache
 
 import numpy as np
 import pytest
-from conftest import TOKENIZER_IDS, fixture_tokenizer, public_token_bytes
+from helpers import TOKENIZER_IDS, fixture_tokenizer, public_token_bytes
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import hyp_settings

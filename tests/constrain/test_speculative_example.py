@@ -9,26 +9,17 @@ arguments in ``tests/test_examples.py``.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from functools import cache
 from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 import pytest
-
-SCRIPT = Path(__file__).resolve().parents[2] / "examples" / "speculative_decoding.py"
-
+from helpers import load_example
 
 @cache
 def _example() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("speculative_decoding_example", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
+    return load_example("speculative_decoding")
 
 
 @cache

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from itertools import product
 
 import pytest
-from conftest import fixture_file, fixture_tokenizer, hf_reference
+from helpers import fixture_file, fixture_tokenizer, hf_reference
 
 import tokstream
 from tokstream.constrain.unreachable import (

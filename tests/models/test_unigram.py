@@ -27,7 +27,7 @@ from collections.abc import Iterable
 
 import numpy as np
 import pytest
-from conftest import FIXTURES, fixture_file
+from helpers import assert_sequences_equal, fixture_file, fixture_names, fixture_text, has_fixture
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from strategies import adversarial_text, fragment, has_surrogates
@@ -45,10 +45,6 @@ META = "\u2581"  # ▁
 
 # ------------------------------------------------------------------- fixtures
 
-# FIXTURES and fixture_file come from tests/conftest.py: loading it, pytest (prepend import
-# mode) puts tests/ on sys.path, which is also how `strategies` imports. Do not add a
-# tests/models/conftest.py: it would take the module name `conftest` and break this import.
-
 def reference(model: Unigram) -> tokenizers.Tokenizer:
     """The model alone in a ``tokenizers.Tokenizer``, same parameters as ``model``."""
     return tokenizers.Tokenizer(
@@ -58,8 +54,7 @@ def reference(model: Unigram) -> tokenizers.Tokenizer:
 
 @pytest.fixture(scope="module")
 def botchan_json() -> dict:
-    path = fixture_file("hf/botchan_unigram_1000_tokenizer.json")
-    return json.loads(path.read_text(encoding="utf-8"))
+    return json.loads(fixture_text("hf/botchan_unigram_1000_tokenizer.json"))
 
 
 @pytest.fixture(scope="module")
@@ -81,23 +76,22 @@ def spm_botchan():
 
 
 def corpus_words() -> list[str]:
-    folder = FIXTURES / "corpora"
-    files = sorted(folder.glob("*.txt")) if folder.is_dir() else []
-    if not files:
+    names = fixture_names("corpora", "*.txt")
+    if not names:
         fixture_file("corpora/corpus_botchan_en.txt")  # skips or fails with the reason
     words: set[str] = set()
-    for f in files:
-        words.update(f.read_text(encoding="utf-8").split())
+    for name in names:
+        words.update(fixture_text(f"corpora/{name}").split())
     return sorted(words)
 
 
 def _botchan_pieces() -> list[str]:
     """The botchan pieces (stand-ins when the fixture is absent: the tests that need
     the fixture skip or fail on their own)."""
-    path = FIXTURES / "hf" / "botchan_unigram_1000_tokenizer.json"
-    if not path.is_file():
+    relpath = "hf/botchan_unigram_1000_tokenizer.json"
+    if not has_fixture(relpath):
         return [META, f"{META}the", "s", "ing", "ed"]
-    return [p for p, _ in json.loads(path.read_text(encoding="utf-8"))["model"]["vocab"]]
+    return [p for p, _ in json.loads(fixture_text(relpath))["model"]["vocab"]]
 
 
 _PIECES = _botchan_pieces()
@@ -111,16 +105,10 @@ def assert_same(model: Unigram, ref: tokenizers.Tokenizer, pieces: Iterable[str]
     for piece, enc in zip(pieces, ref.encode_batch(pieces)):
         spans = model.encode_piece_spans(piece)
         expected = [(i, a, b) for i, (a, b) in zip(enc.ids, enc.offsets)]
-        if spans != expected:
-            first = next(
-                (k for k, (x, y) in enumerate(zip(spans, expected)) if x != y),
-                min(len(spans), len(expected)),
-            )
-            pytest.fail(
-                f"{piece!r}: first difference at token {first}: ours "
-                f"{spans[max(0, first - 1):first + 3]}, tokenizers "
-                f"{expected[max(0, first - 1):first + 3]} ({enc.tokens})"
-            )
+        assert_sequences_equal(
+            spans, expected, what=repr(piece), names=("tokstream", "tokenizers"),
+            notes=[f"tokenizers' tokens: {enc.tokens}"],
+        )
         assert model.encode_piece(piece) == tuple(enc.ids), piece
 
 
@@ -230,10 +218,9 @@ def test_corpus_words_match_tokenizers(botchan, botchan_ref) -> None:
 
 def test_corpus_lines_match_tokenizers(botchan, botchan_ref) -> None:
     """Whole lines with spaces turned into ``▁``: long pieces, many unknown runs."""
-    folder = FIXTURES / "corpora"
     lines: list[str] = []
-    for f in sorted(folder.glob("*.txt")):
-        text = f.read_text(encoding="utf-8")
+    for name in fixture_names("corpora", "*.txt"):
+        text = fixture_text(f"corpora/{name}")
         lines.extend(META + line.replace(" ", META) for line in text.splitlines()[:400])
     if not lines:
         fixture_file("corpora/corpus_botchan_en.txt")

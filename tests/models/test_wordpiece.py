@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable
 
 import pytest
-from conftest import FIXTURES, fixture_file
+from helpers import assert_sequences_equal, fixture_file, fixture_names, fixture_text, has_fixture
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from strategies import adversarial_text, fragment, has_surrogates
@@ -30,10 +30,6 @@ HYP = settings(max_examples=MAX_EXAMPLES, deadline=None)
 
 # ------------------------------------------------------------------- fixtures
 
-# FIXTURES and fixture_file come from tests/conftest.py: loading it, pytest (prepend import
-# mode) puts tests/ on sys.path, which is also how `strategies` imports. Do not add a
-# tests/models/conftest.py: it would take the module name `conftest` and break this import.
-
 def reference(model: WordPiece) -> tokenizers.Tokenizer:
     """The model alone in a ``tokenizers.Tokenizer``, same parameters as ``model``."""
     return tokenizers.Tokenizer(
@@ -48,7 +44,7 @@ def reference(model: WordPiece) -> tokenizers.Tokenizer:
 
 @pytest.fixture(scope="module")
 def bert_json() -> dict:
-    return json.loads(fixture_file("hf/bert_minilm_tokenizer.json").read_text(encoding="utf-8"))
+    return json.loads(fixture_text("hf/bert_minilm_tokenizer.json"))
 
 
 @pytest.fixture(scope="module")
@@ -62,11 +58,10 @@ def bert_ref(bert) -> tokenizers.Tokenizer:
 
 
 def corpus_texts() -> list[tuple[str, str]]:
-    folder = FIXTURES / "corpora"
-    files = sorted(folder.glob("*.txt")) if folder.is_dir() else []
-    if not files:
+    names = fixture_names("corpora", "*.txt")
+    if not names:
         fixture_file("corpora/corpus_botchan_en.txt")  # skips or fails with the reason
-    return [(f.name, f.read_text(encoding="utf-8")) for f in files]
+    return [(name, fixture_text(f"corpora/{name}")) for name in names]
 
 
 # --------------------------------------------------------------------- helpers
@@ -78,16 +73,11 @@ def assert_same(model: WordPiece, ref: tokenizers.Tokenizer, words: Iterable[str
     for word, enc in zip(words, encodings):
         spans = model.encode_piece_spans(word)
         expected = [(i, a, b) for i, (a, b) in zip(enc.ids, enc.offsets)]
-        if spans != expected:
-            first = next(
-                (k for k, (x, y) in enumerate(zip(spans, expected)) if x != y),
-                min(len(spans), len(expected)),
-            )
-            pytest.fail(
-                f"{word!r}: first difference at token {first}: ours {spans[first:first + 3]} "
-                f"({[model_token(model, t) for t, _, _ in spans]}), tokenizers "
-                f"{expected[first:first + 3]} ({enc.tokens})"
-            )
+        assert_sequences_equal(
+            spans, expected, what=repr(word), names=("tokstream", "tokenizers"),
+            show=lambda span: f"{span}={model_token(model, span[0])!r}", show_theirs=repr,
+            notes=[f"tokenizers' tokens: {enc.tokens}"],
+        )
         assert model.encode_piece(word) == tuple(enc.ids), word
 
 
@@ -138,10 +128,10 @@ def test_vocabulary_entries_and_joins(bert, bert_ref) -> None:
 def _bert_pieces() -> list[str]:
     """Every 13th BERT token (a few stand-ins when the fixture is absent: the tests
     that need the fixture skip or fail on their own)."""
-    path = FIXTURES / "hf" / "bert_minilm_tokenizer.json"
-    if not path.is_file():
+    relpath = "hf/bert_minilm_tokenizer.json"
+    if not has_fixture(relpath):
         return ["un", "##aff", "##able", "play", "##ing"]
-    vocab = json.loads(path.read_text(encoding="utf-8"))["model"]["vocab"]
+    vocab = json.loads(fixture_text(relpath))["model"]["vocab"]
     return sorted(vocab)[::13]
 
 

@@ -14,13 +14,7 @@ from functools import cache
 
 import numpy as np
 import pytest
-from conftest import (
-    BYTE_LEVEL_IDS,
-    CORPORA,
-    TOKENIZER_IDS,
-    fixture_file,
-    fixture_tokenizer,
-)
+from helpers import BYTE_LEVEL_IDS, CORPORA, TOKENIZER_IDS, fixture_text, fixture_tokenizer
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import adversarial_text, hyp_settings
@@ -82,7 +76,7 @@ def check_joined(tok, ids, *, eager: bool = False) -> None:
 
 @cache
 def corpus_lines(name: str, n_lines: int = 40, max_chars: int = 400) -> tuple[str, ...]:
-    text = fixture_file(f"corpora/{name}").read_text(encoding="utf-8")
+    text = fixture_text(f"corpora/{name}")
     lines = [line[:max_chars] for line in text.splitlines(keepends=True) if line.strip()]
     return tuple(lines[:n_lines])
 
@@ -143,7 +137,7 @@ def test_joined_output_equals_decode_on_corpora(tid):
         for line in corpus_lines(name, n_lines=12 if eager else 40, max_chars=200 if eager else 400):
             check_joined(tok, tok.encode(line, disallowed_special=()), eager=eager)
         # one long chunk, across lines
-        chunk = fixture_file(f"corpora/{name}").read_text(encoding="utf-8")[:6000]
+        chunk = fixture_text(f"corpora/{name}")[:6000]
         ids = tok.encode(chunk, disallowed_special=())
         dec = StreamDecoder(tok)
         assert "".join(run_steps(dec, ids)) + dec.finish() == tok.decode(ids)
@@ -468,7 +462,7 @@ def test_skip_special_tokens_pipelines(tid):
 
 
 def _with_added_token(tmp_path, name: str, content: str):
-    data = json.loads(fixture_file(f"hf/{name}").read_text(encoding="utf-8"))
+    data = json.loads(fixture_text(f"hf/{name}"))
     vocab = data["model"]["vocab"]
     top = max(
         [
@@ -688,7 +682,7 @@ _SHAPES = {
 
 @cache
 def _shape_tokenizer(shape: str, folder: str) -> tokstream.Tokenizer:
-    data = json.loads(fixture_file("hf/mistral_7b_v1_tokenizer.json").read_text(encoding="utf-8"))
+    data = json.loads(fixture_text("hf/mistral_7b_v1_tokenizer.json"))
     data["decoder"] = _SHAPES[shape]
     path = f"{folder}/{shape}.json"
     with open(path, "w", encoding="utf-8") as f:

@@ -8,7 +8,7 @@ import random
 from itertools import pairwise
 
 import pytest
-from conftest import BYTE_LEVEL_IDS, TOKENIZER_IDS, fixture_tokenizer
+from helpers import BYTE_LEVEL_IDS, TOKENIZER_IDS, fixture_tokenizer
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import adversarial_text, hyp_settings

@@ -7,7 +7,7 @@ Expected outputs are literal strings or come from a naive reference written here
 from __future__ import annotations
 
 import pytest
-from conftest import fixture_tokenizer
+from helpers import fixture_tokenizer
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import adversarial_text, hyp_settings

@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import pytest
-from conftest import load_example
+from helpers import load_example
 
 import tokstream
 from tokstream.stream import StreamDecoder

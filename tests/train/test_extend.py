@@ -5,7 +5,7 @@ every text with both tokenizers)."""
 from __future__ import annotations
 
 import pytest
-from conftest import fixture_file
+from helpers import fixture_text
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import adversarial_text, hyp_settings
@@ -17,7 +17,7 @@ from tokstream.train.extend import extend, extension_report
 
 
 def lines(name: str, n: int) -> list[str]:
-    text = fixture_file(f"corpora/{name}").read_text("utf-8")
+    text = fixture_text(f"corpora/{name}")
     return [line for line in text.splitlines() if line.strip()][:n]
 
 

@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import fixture_file
+from helpers import fixture_file, fixture_text
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import hyp_settings, training_corpora
@@ -70,7 +70,7 @@ def ours_merges(counts: Counter[str], vocab_size: int, min_frequency: int) -> li
 
 
 def english() -> str:
-    return fixture_file("corpora/corpus_botchan_en.txt").read_text("utf-8")[:30_000]
+    return fixture_text("corpora/corpus_botchan_en.txt")[:30_000]
 
 
 @pytest.mark.parametrize("corpus", ["english", "chinese"])
@@ -110,7 +110,7 @@ def test_same_corpus_same_fingerprint_in_another_process() -> None:
 
 
 def test_shard_counts_sum_to_the_whole_and_train_the_same() -> None:
-    lines = fixture_file("corpora/shakespeare_gutenberg_modern.txt").read_text("utf-8").splitlines(keepends=True)[:20_000]
+    lines = fixture_text("corpora/shakespeare_gutenberg_modern.txt").splitlines(keepends=True)[:20_000]
     shards = [lines[i::4] for i in range(4)]
     summed: Counter[str] = Counter()
     for shard in shards:
@@ -157,7 +157,7 @@ def test_paths_are_not_texts(tmp_path: Path) -> None:
 
 def test_saved_trained_tokenizer_gives_the_same_ids_in_tokenizers(tmp_path: Path) -> None:
     tokenizers = pytest.importorskip("tokenizers")
-    text = fixture_file("corpora/shakespeare_gutenberg_modern.txt").read_text("utf-8")
+    text = fixture_text("corpora/shakespeare_gutenberg_modern.txt")
     cut = int(len(text) * 0.9)
     tok = train_bpe(text[:cut].splitlines(keepends=True)[:20_000], 2000, special_tokens=["<|end|>"])
     tok.save(tmp_path / "bpe.json")

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import fixture_file
+from helpers import assert_sequences_equal, fixture_file, fixture_text
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from strategies import adversarial_text, hyp_settings
@@ -44,11 +44,11 @@ META = "\u2581"
 
 
 def english() -> str:
-    return fixture_file("corpora/corpus_botchan_en.txt").read_text("utf-8")
+    return fixture_text("corpora/corpus_botchan_en.txt")
 
 
 def japanese() -> str:
-    return fixture_file("corpora/corpus_wagahaiwa_nekodearu_ja.txt").read_text("utf-8")
+    return fixture_text("corpora/corpus_wagahaiwa_nekodearu_ja.txt")
 
 
 def reference(tok, tmp_path: Path):  # type: ignore[no-untyped-def]
@@ -59,15 +59,15 @@ def reference(tok, tmp_path: Path):  # type: ignore[no-untyped-def]
 
 
 def assert_same_ids(tok, ref, text: str) -> None:  # type: ignore[no-untyped-def]
-    ours = tok.encode(text, allowed_special="all")
-    theirs = ref.encode(text, add_special_tokens=False).ids
-    if ours != theirs:
-        i = next((k for k, (a, b) in enumerate(zip(ours, theirs)) if a != b), min(len(ours), len(theirs)))
-        window = slice(max(i - 3, 0), i + 3)
-        pytest.fail(
-            f"first difference at index {i}: ours {[tok.id_to_token(t) for t in ours[window]]} "
-            f"tokenizers {[ref.id_to_token(t) for t in theirs[window]]}"
-        )
+    __tracebackhide__ = True
+    assert_sequences_equal(
+        tok.encode(text, allowed_special="all"),
+        ref.encode(text, add_special_tokens=False).ids,
+        names=("tokstream", "tokenizers"),
+        show=lambda t: f"{t}={tok.id_to_token(t)!r}",
+        show_theirs=lambda t: f"{t}={ref.id_to_token(t)!r}",
+        text=text,
+    )
 
 
 def expected_decode(text: str, alphabet: set[str] | None, specials: tuple[str, ...] = ()) -> str:
@@ -336,7 +336,7 @@ def test_same_ids_as_tokenizers_on_generated_text(trained, text: str) -> None:  
 
 def test_round_trip_on_corpora(trained) -> None:  # type: ignore[no-untyped-def]
     tok, _, alphabet = trained
-    constitution = fixture_file("corpora/corpus_us_constitution_en.txt").read_text("utf-8")
+    constitution = fixture_text("corpora/corpus_us_constitution_en.txt")
     for text in (english(), japanese()[:200_000], constitution):
         assert tok.decode(tok.encode(text)) == expected_decode(text, alphabet)
     assert tok.decode(tok.encode(english()[:120_000])) == english()[:120_000]
@@ -544,7 +544,7 @@ def spm_bytes_per_token(train: str, held: str, vocab_size: int) -> float:
     ["shakespeare_gutenberg_modern.txt", "corpus_botchan_en.txt", "corpus_alice_in_wonderland_en.txt"],
 )
 def test_compression_at_least_98_percent_of_sentencepiece(corpus: str) -> None:
-    text = fixture_file(f"corpora/{corpus}").read_text("utf-8")
+    text = fixture_text(f"corpora/{corpus}")
     cut = int(len(text) * 0.9)
     train, held = text[:cut], text[cut:]
     tok = train_unigram([train], 1000)

@@ -20,7 +20,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from conftest import fixture_file
+from helpers import assert_sequences_equal, fixture_file, fixture_text
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from strategies import adversarial_text, hyp_settings, training_corpora
@@ -88,7 +88,7 @@ def vocab_of(tok) -> list[str]:  # type: ignore[no-untyped-def]
 
 
 def english() -> str:
-    return fixture_file("corpora/corpus_botchan_en.txt").read_text("utf-8")[:30_000]
+    return fixture_text("corpora/corpus_botchan_en.txt")[:30_000]
 
 
 @pytest.mark.parametrize("corpus", ["english", "chinese"])
@@ -137,15 +137,6 @@ def tokenizers_reference(tok, tmp_path: Path):  # type: ignore[no-untyped-def]
     return tokenizers.Tokenizer.from_file(str(path))
 
 
-def first_difference(ours: list[int], theirs: list[int]) -> str:
-    i = next(
-        (k for k, (a, b) in enumerate(zip(ours, theirs)) if a != b), min(len(ours), len(theirs))
-    )
-    return (
-        f"first difference at index {i}: ours {ours[i - 3 : i + 3]} theirs {theirs[i - 3 : i + 3]}"
-    )
-
-
 @pytest.mark.parametrize(
     ("train", "held_out", "vocab_size"),
     [
@@ -166,11 +157,11 @@ def first_difference(ours: list[int], theirs: list[int]) -> str:
 def test_saved_file_gives_tokenizers_the_same_ids(
     train: str, held_out: str, vocab_size: int, tmp_path: Path
 ) -> None:
-    tok = train_wordpiece([fixture_file(train).read_text("utf-8")], vocab_size)
+    tok = train_wordpiece([fixture_text(train)], vocab_size)
     ref = tokenizers_reference(tok, tmp_path)
-    text = fixture_file(held_out).read_text("utf-8")[:200_000]
+    text = fixture_text(held_out)[:200_000]
     ours, theirs = tok.encode(text), ref.encode(text, add_special_tokens=False).ids
-    assert ours == theirs, first_difference(ours, theirs)
+    assert_sequences_equal(ours, theirs, names=("tokstream", "tokenizers"))
     assert ref.decode(theirs, skip_special_tokens=False) == tok.decode(ours)
 
 
@@ -183,7 +174,7 @@ def test_hash_runs_and_patterns_same_ids_as_tokenizers(pattern: str, tmp_path: P
     ref = tokenizers_reference(tok, tmp_path)
     for text in (HASHES, english()[-5000:] + HASHES + "##" + "#" * 9):
         ours, theirs = tok.encode(text), ref.encode(text, add_special_tokens=False).ids
-        assert ours == theirs, first_difference(ours, theirs)
+        assert_sequences_equal(ours, theirs, names=("tokstream", "tokenizers"))
         assert tok.decode(ours) == ref.decode(theirs) == text
 
 
@@ -201,7 +192,7 @@ def test_generated_text_same_ids_as_tokenizers(
     assume("[UNK]" not in text)  # tokenizers always matches added tokens; we raise
     ref = _cached_reference(mixed_tokenizer, tmp_path_factory)
     ours, theirs = mixed_tokenizer.encode(text), ref.encode(text, add_special_tokens=False).ids
-    assert ours == theirs, first_difference(ours, theirs)
+    assert_sequences_equal(ours, theirs, names=("tokstream", "tokenizers"))
 
 
 _REFERENCES: dict[int, object] = {}

@@ -5,8 +5,8 @@ Differential: each normalizer is built from the same ``tokenizer.json`` object b
 model around it), then fed every code point and adversarial hypothesis text. The
 ``Precompiled`` charsmaps are the real ones from the fixture files: the botchan
 ``tokenizer.json`` and the SentencePiece ``.model`` files (read with
-``tokstream.formats.sentencepiece``, which ``test_sentencepiece_format.py`` checks against
-sentencepiece; protobuf is not a test dependency).
+``tokstream.formats.sentencepiece``, which ``tests/formats/test_sentencepiece_format.py``
+checks against sentencepiece; protobuf is not a test dependency).
 
 Alignments: ``normalize_aligned`` must give ``normalize``'s text, monotone in-bounds
 spans, and for character-wise normalizers pieces that normalize on their own to their
@@ -29,7 +29,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 
 import pytest
-from conftest import fixture_file
+from helpers import assert_sequences_equal, fixture_file, fixture_text
 from hypothesis import example, given
 from hypothesis import strategies as st
 from strategies import UNICODE_17_RANGES, adversarial_text, hyp_settings
@@ -70,7 +70,7 @@ def spm_charsmap(path: Path) -> bytes:
 
 @cache
 def botchan_charsmap() -> bytes:
-    data = json.loads(fixture_file("hf/botchan_unigram_1000_tokenizer.json").read_text("utf-8"))
+    data = json.loads(fixture_text("hf/botchan_unigram_1000_tokenizer.json"))
     steps = data["normalizer"]["normalizers"]
     (entry,) = [s for s in steps if s["type"] == "Precompiled"]
     return base64.b64decode(entry["precompiled_charsmap"])
@@ -128,21 +128,10 @@ def ours(obj: dict) -> Normalizer:
     return n
 
 
-def first_difference(got: str, want: str) -> str:
-    """Where two outputs first differ, with context, for assertion messages."""
-    for i, (a, b) in enumerate(zip(got, want)):
-        if a != b:
-            break
-    else:
-        i = min(len(got), len(want))
-    return (
-        f"first difference at {i}: ours {got[max(0, i - 8) : i + 8]!r} vs "
-        f"tokenizers {want[max(0, i - 8) : i + 8]!r} (lengths {len(got)}, {len(want)})"
-    )
-
-
 def assert_same(got: str, want: str) -> None:
-    assert got == want, first_difference(got, want)
+    """Our normalized text is the reference's; else the first differing character."""
+    __tracebackhide__ = True
+    assert_sequences_equal(got, want, names=("tokstream", "tokenizers"), context=8)
 
 
 # -------------------------------------------------------------------- alignments
@@ -509,12 +498,12 @@ def test_precompiled_matches_tokenizers(text):
 
 def test_precompiled_botchan_sequence_on_corpora():
     # The whole botchan normalizer (Precompiled, Strip, Replace) on real text.
-    data = json.loads(fixture_file("hf/botchan_unigram_1000_tokenizer.json").read_text("utf-8"))
+    data = json.loads(fixture_text("hf/botchan_unigram_1000_tokenizer.json"))
     obj = data["normalizer"]
     n = ours(obj)
     for name in ["corpus_botchan_en.txt", "corpus_wagahaiwa_nekodearu_ja.txt",
                  "corpus_alice_in_wonderland_en.txt"]:
-        text = fixture_file(f"corpora/{name}").read_text("utf-8")
+        text = fixture_text(f"corpora/{name}")
         assert_same(n.normalize(text), ref_normalize(obj, text))
         check_spans(n, text[:20_000])
 
@@ -664,7 +653,7 @@ def test_json_unknown_type():
 def test_fixture_normalizers_load():
     for name in ["bert_minilm_tokenizer.json", "botchan_unigram_1000_tokenizer.json",
                  "mistral_7b_v1_tokenizer.json", "gpt2_tokenizer.json"]:
-        data = json.loads(fixture_file(f"hf/{name}").read_text("utf-8"))
+        data = json.loads(fixture_text(f"hf/{name}"))
         n = normalizer_from_json(data["normalizer"])
         if data["normalizer"] is None:
             assert n is None

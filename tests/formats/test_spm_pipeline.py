@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import random
 from itertools import pairwise
-from pathlib import Path
 
 import pytest
-from conftest import CORPORA, require_fixture
+from helpers import CORPORA, assert_sequences_equal, fixture_file, fixture_text
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import adversarial_text, hyp_settings, replace_surrogates
@@ -36,7 +35,7 @@ _cache: dict[str, tuple[Tokenizer, object]] = {}
 
 
 def pair(name: str) -> tuple[Tokenizer, object]:
-    path = require_fixture(Path("spm") / name)
+    path = fixture_file(f"spm/{name}")
     if name not in _cache:
         _cache[name] = (Tokenizer.from_sentencepiece(path), spm.SentencePieceProcessor(model_file=str(path)))
     return _cache[name]
@@ -49,13 +48,9 @@ def normalizer(ours: Tokenizer) -> SentencePieceNormalizer:
 
 
 def assert_ids(got: list[int], want: list[int], text: str, ours: Tokenizer) -> None:
-    if got == want:
-        return
-    i = next((k for k, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
-    pieces = [ours.id_to_token(t) for t in got[max(0, i - 3) : i + 3]]
-    raise AssertionError(
-        f"ids differ at {i}: ours {got[max(0, i - 3) : i + 3]} {pieces} sentencepiece "
-        f"{want[max(0, i - 3) : i + 3]}; text={text[:200]!r}"
+    __tracebackhide__ = True
+    assert_sequences_equal(
+        got, want, names=("tokstream", "sentencepiece"), show=lambda t: f"{t}={ours.id_to_token(t)!r}", text=text
     )
 
 
@@ -89,7 +84,7 @@ def check_aligned(ours: Tokenizer, text: str) -> None:
 @pytest.mark.parametrize("name", MODELS)
 def test_corpus_lines(name: str, corpus: str) -> None:
     ours, ref = pair(name)
-    text = require_fixture(Path("corpora") / corpus).read_text("utf-8")
+    text = fixture_text(f"corpora/{corpus}")
     lines = sorted({line[:300] for line in text.splitlines()})
     want = ref.encode(lines)  # type: ignore[attr-defined]
     for line, ids in zip(lines, want):
@@ -195,7 +190,7 @@ def test_long_runs(name: str, text: str) -> None:
 
 
 def test_load_dispatches_on_model() -> None:
-    path = require_fixture(Path("spm") / "mistral_7b_v1_tokenizer.model")
+    path = fixture_file("spm/mistral_7b_v1_tokenizer.model")
     assert tokstream.load(path).encode("Hello world", disallowed_special=()) == spm.SentencePieceProcessor(
         model_file=str(path)
     ).encode("Hello world")
@@ -224,7 +219,7 @@ def test_fingerprint_and_pickle(name: str) -> None:
 
     ours, ref = pair(name)
     again = pickle.loads(pickle.dumps(ours))
-    assert again.fingerprint == ours.fingerprint == Tokenizer.from_sentencepiece(require_fixture(Path("spm") / name)).fingerprint
+    assert again.fingerprint == ours.fingerprint == Tokenizer.from_sentencepiece(fixture_file(f"spm/{name}")).fingerprint
     text = "Hello  wörld ﬁ\u0301 日本語 <s>"
     assert again.encode(text, disallowed_special=()) == ref.encode(text)  # type: ignore[attr-defined]
 

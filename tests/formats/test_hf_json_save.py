@@ -3,7 +3,7 @@ and loading it back with tokstream gives the same ids and the same ``fingerprint
 
 The expected ids come from the references: tiktoken for the rank files, ``tokenizers``
 on the original ``tokenizer.json`` for those. (SentencePiece ``.model`` files are in
-``test_spm_save.py``.)
+``test_hf_json_save_spm.py``.)
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from hypothesis import given
 import tokstream
 from tokstream import Tokenizer
 
-from conftest import ENCODING_NAMES, HF_FILES, hf_reference, require_fixture
+from helpers import ENCODING_NAMES, HF_FILES, fixture_file, fixture_text, hf_reference
 from strategies import adversarial_text, hyp_settings
 
 tokenizers = pytest.importorskip("tokenizers")
@@ -58,7 +58,7 @@ def case(name: str, tmp_root: Path, reference: Reference) -> Case:
             ref = reference(name)
             want: Callable[[str], list[int]] = lambda t: ref.encode(t, allowed_special="all")  # type: ignore[attr-defined]  # noqa: E731
         else:
-            path = require_fixture(Path("hf") / name)
+            path = fixture_file(f"hf/{name}")
             ours = Tokenizer.from_file(path)
             hf = hf_reference(path)
             want = lambda t: hf.encode(t, add_special_tokens=False).ids  # noqa: E731
@@ -92,7 +92,7 @@ def test_saved_file_gives_reference_ids_on_corpora(
     name: str, corpus: str, tmp_root: Path, reference: Reference
 ) -> None:
     c = case(name, tmp_root, reference)
-    text = require_fixture(Path("corpora") / corpus).read_text("utf-8")
+    text = fixture_text(f"corpora/{corpus}")
     c.check(text[:40_000])
     for line in text.splitlines()[:100]:
         c.check(line)

@@ -4,28 +4,16 @@ compared, and the file is compared byte for byte with the generator's output."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
-from pathlib import Path
-from types import ModuleType
 
 import pytest
+from helpers import REPO, load_tool
 
 from tokstream.pre_tokenizers import _tables
 
 pytest.importorskip("tokenizers")
 
-ROOT = Path(__file__).resolve().parents[1]
-TABLES = ROOT / "tokstream" / "pre_tokenizers" / "_tables.py"
-
-
-def load_tool(name: str) -> ModuleType:
-    """Import ``tools/<name>.py`` by path (the tools are scripts, not a package)."""
-    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+TABLES = REPO / "tokstream" / "pre_tokenizers" / "_tables.py"
 
 
 def _points(cls: str) -> set[int]:

@@ -11,19 +11,16 @@
 from __future__ import annotations
 
 import functools
-import importlib.util
-from pathlib import Path
 from types import ModuleType
 
 import pytest
 import regex
-from test_tiktoken_diff import assert_same_ids
+from helpers import REPO, assert_same_ids_as_tiktoken, load_tool
 
 from tokstream.pre_tokenizers import RegexSplit
 from tokstream.pre_tokenizers.unicode16 import _OTHER, _STAND_IN, _unicode16_fixes
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "tokstream" / "pre_tokenizers" / "_unicode16.py"
+DATA = REPO / "tokstream" / "pre_tokenizers" / "_unicode16.py"
 
 #: The classes tiktoken's patterns use, by the general categories they hold.
 GROUPS = {
@@ -43,15 +40,6 @@ def _unicodedata16() -> ModuleType:
     if ud.unidata_version != "16.0.0":
         pytest.skip(f"unicodedataplus has Unicode {ud.unidata_version}; the test extra pins 16.0.0")
     return ud
-
-
-def load_tool(name: str) -> ModuleType:
-    """Import ``tools/<name>.py`` by path (the tools are scripts, not a package)."""
-    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_data_regenerates() -> None:
@@ -137,4 +125,4 @@ def test_reclassified_characters_match_tiktoken(name, ours, reference) -> None:
         if ctx in VISIBLE and new_letters:
             own = [i for piece in split.findall(text) for i in enc._encode_single_piece(piece)]
             assert own != want, f"{ctx}: the installed regex's own classes give tiktoken's ids too"
-        assert_same_ids(tok.encode_ordinary(text), want, text, tok=tok, enc=enc, what=ctx)
+        assert_same_ids_as_tiktoken(tok.encode_ordinary(text), want, text, tok=tok, enc=enc, what=ctx)

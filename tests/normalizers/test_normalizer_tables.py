@@ -10,26 +10,12 @@ of ``unicodedataplus``; both are in the test extra, and the table skips without 
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
+from helpers import load_tool
 
 pytest.importorskip("tokenizers")
 
-ROOT = Path(__file__).resolve().parents[1]
-GENERATOR = ROOT / "tools" / "gen_normalizer_tables.py"
-
-
-def _load_generator():
-    spec = importlib.util.spec_from_file_location("gen_normalizer_tables", GENERATOR)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-gen = _load_generator()
+gen = load_tool("gen_normalizer_tables")
 
 
 def _require(name: str) -> None:

@@ -20,7 +20,7 @@
 
 Fixture files live in ``../shared/fixtures/spm`` next to the repository
 (``TOKSTREAM_FIXTURES`` overrides); without them those tests skip, or fail when
-``TOKSTREAM_REQUIRE_FIXTURES=1`` (``conftest.fixture_file``).
+``TOKSTREAM_REQUIRE_FIXTURES=1`` (``helpers.fixture_file``).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from typing import Any
 
 import protowire
 import pytest
-from conftest import FIXTURES, fixture_file, missing_fixture
+from helpers import FIXTURES, assert_sequences_equal, fixture_file, fixture_names, has_fixture, missing_fixture
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from strategies import hyp_settings
@@ -53,8 +53,7 @@ from tokstream.formats.sentencepiece import (
 
 spm = pytest.importorskip("sentencepiece")
 
-SPM_DIR = FIXTURES / "spm"
-MODEL_NAMES = sorted(p.name for p in SPM_DIR.glob("*.model")) or ["<no spm fixtures>"]
+MODEL_NAMES = fixture_names("spm", "*.model") or ["<no spm fixtures>"]
 
 #: The hypothesis budget of this file (``TOKSTREAM_MAX_EXAMPLES`` scales it, see strategies).
 EXAMPLES = 500
@@ -379,22 +378,19 @@ def comparable(model: SentencePieceModel) -> tuple[Any, ...]:
     return (pieces, rest)
 
 
-def _around(pieces: tuple[Piece, ...], lo: int, hi: int) -> list[tuple[str, float, str]]:
-    return [(p.piece, p.score, p.type.name) for p in pieces[lo:hi]]
+def _by_f32(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A ``(piece, score, ...)`` row compared with its score's float32 bits."""
+    return (row[0], _f32(row[1]), row[2:])
 
 
 def assert_same_model(ours: SentencePieceModel, ref: SentencePieceModel, what: str) -> None:
     if comparable(ours) == comparable(ref):
         return
-    for i, (a, b) in enumerate(zip(ours.pieces, ref.pieces)):
-        if (a.piece, _f32(a.score), a.type) != (b.piece, _f32(b.score), b.type):
-            lo = max(0, i - 2)
-            pytest.fail(
-                f"{what}: first differing piece is id {i}; ids {lo}..{i + 2}: ours "
-                f"{_around(ours.pieces, lo, i + 3)} vs {_around(ref.pieces, lo, i + 3)}"
-            )
-    if len(ours.pieces) != len(ref.pieces):
-        pytest.fail(f"{what}: {len(ours.pieces)} pieces vs {len(ref.pieces)}")
+    assert_sequences_equal(
+        [(p.piece, p.score, p.type.name) for p in ours.pieces],
+        [(p.piece, p.score, p.type.name) for p in ref.pieces],
+        what=f"{what}: pieces by id", names=("ours", "reference"), key=_by_f32, context=2,
+    )
     diffs = [
         f"{f.name}: ours {getattr(ours, f.name)!r:.80} vs {getattr(ref, f.name)!r:.80}"
         for f in fields(ours)
@@ -437,17 +433,13 @@ def assert_like_sentencepiece(model: SentencePieceModel, sp: Any, what: str) -> 
         sp.id_to_piece(ids), sp.get_score(ids), sp.is_unknown(ids), sp.is_control(ids),
         sp.is_unused(ids), sp.is_byte(ids),
     ))
-    for i, (piece, (text, score, unk, ctrl, unused, byte)) in enumerate(zip(model.pieces, ref)):
-        flags = (piece.type == PieceType.UNKNOWN, piece.type == PieceType.CONTROL,
-                 piece.type == PieceType.UNUSED, piece.type == PieceType.BYTE)
-        ref_flags = (unk, ctrl, unused, byte)
-        if (piece.piece, _f32(piece.score), flags) != (text, _f32(score), ref_flags):
-            lo = max(0, i - 2)
-            pytest.fail(
-                f"{what}: first difference at id {i}: ours "
-                f"{[(p.piece, p.score, p.type.name) for p in model.pieces[lo:i + 3]]}, "
-                f"sentencepiece {ref[lo:i + 3]}"
-            )
+    # (piece, score, unknown, control, unused, byte), as sentencepiece reports them
+    ours = [
+        (p.piece, p.score, p.type == PieceType.UNKNOWN, p.type == PieceType.CONTROL,
+         p.type == PieceType.UNUSED, p.type == PieceType.BYTE)
+        for p in model.pieces
+    ]
+    assert_sequences_equal(ours, ref, what=f"{what}: pieces by id", names=("ours", "sentencepiece"), key=_by_f32, context=2)
 
 
 def top_level_fields(data: bytes) -> list[tuple[int, int, int]]:
@@ -487,8 +479,8 @@ def parse_or_error(data: bytes, source: str) -> SentencePieceModel | TokenizerFi
 
 
 def test_fixture_models_present() -> None:
-    if not SPM_DIR.is_dir() or MODEL_NAMES == ["<no spm fixtures>"]:
-        missing_fixture(f"no SentencePiece fixture models in {SPM_DIR} (set TOKSTREAM_FIXTURES)")
+    if MODEL_NAMES == ["<no spm fixtures>"]:
+        missing_fixture(f"no SentencePiece fixture models in {FIXTURES / 'spm'} (set TOKSTREAM_FIXTURES)")
 
 
 def test_against_sentencepiece(model_name: str) -> None:
@@ -721,7 +713,7 @@ def mutated(draw: st.DrawFn, base: bytes) -> bytes:
 
 def _mutation_bases() -> st.SearchStrategy[tuple[str, bytes]]:
     generated = written_models().map(lambda w: ("generated.model", w.data))
-    fixtures = [name for name in MODEL_NAMES if (SPM_DIR / name).is_file()]
+    fixtures = [name for name in MODEL_NAMES if has_fixture(f"spm/{name}")]
     if not fixtures:
         return generated
     # The reduced fixtures keep their real tails (a 237 KB charsmap for the botchan ones).

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import protowire
 import pytest
-from conftest import CORPORA, require_fixture
+from helpers import CORPORA, fixture_file, fixture_text
 from hypothesis import given
 from strategies import adversarial_text, hyp_settings, replace_surrogates
 
@@ -88,7 +88,7 @@ class Saved:
 @pytest.fixture(scope="module", params=list(MODELS))
 def saved(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Saved:
     fixture, cut = MODELS[request.param]
-    path = require_fixture(Path("spm") / fixture)
+    path = fixture_file(f"spm/{fixture}")
     folder = tmp_path_factory.mktemp(request.param)
     if cut:
         identity = folder / fixture
@@ -122,7 +122,7 @@ def assert_same(saved: Saved, texts: list[str]) -> None:
 
 @pytest.mark.parametrize("corpus", CORPORA)
 def test_corpus_lines(saved: Saved, corpus: str) -> None:
-    text = require_fixture(Path("corpora") / corpus).read_text("utf-8")
+    text = fixture_text(f"corpora/{corpus}")
     lines = sorted({line[:300] for line in text.splitlines()})
     if corpus.startswith("shakespeare"):
         lines = lines[::10]  # 11k of its 114k distinct lines keep the file's time budget
@@ -146,7 +146,7 @@ def test_adversarial_text(saved: Saved, text: str) -> None:
 
 @pytest.mark.parametrize("fixture", ["spm_botchan_en_unigram_1000.model", "spm_botchan_en_bpe_1000.model"])
 def test_charsmap_model_refuses(fixture: str, tmp_path: Path) -> None:
-    tok = Tokenizer.from_sentencepiece(require_fixture(Path("spm") / fixture))
+    tok = Tokenizer.from_sentencepiece(fixture_file(f"spm/{fixture}"))
     with pytest.raises(TokstreamError, match=r"precompiled_charsmap \('(nmt_)?nfkc'\)"):
         tok.save(tmp_path / "tokenizer.json")
     assert not (tmp_path / "tokenizer.json").exists()

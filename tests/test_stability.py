@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 import regex
-from conftest import TOKENIZER_IDS, fixture_tokenizer
+from helpers import TOKENIZER_IDS, fixture_tokenizer
 from hypothesis import example, given
 from hypothesis import strategies as st
 from strategies import adversarial_text, hyp_settings

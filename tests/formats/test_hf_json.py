@@ -12,15 +12,14 @@ import os
 from pathlib import Path
 
 import pytest
+from helpers import FIXTURES, HF_FILES, assert_sequences_equal, fixture_file, fixture_text, hf_reference
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import adversarial_text
 
 import tokstream
 from tokstream import Tokenizer
 from tokstream.errors import TokenizerFileError
-
-from conftest import FIXTURES, HF_FILES, hf_reference, require_fixture
-from strategies import adversarial_text
 
 tokenizers = pytest.importorskip("tokenizers")
 
@@ -31,7 +30,7 @@ _cache: dict[str, tuple[Tokenizer, "tokenizers.Tokenizer"]] = {}
 
 
 def pair(name: str) -> tuple[Tokenizer, "tokenizers.Tokenizer"]:
-    path = require_fixture(Path("hf") / name)
+    path = fixture_file(f"hf/{name}")
     if name not in _cache:
         _cache[name] = (Tokenizer.from_file(path), hf_reference(path))
     return _cache[name]
@@ -41,12 +40,9 @@ def assert_same(ours: Tokenizer, ref: "tokenizers.Tokenizer", text: str) -> None
     for add in (False, True):
         got = ours.encode(text, allowed_special="all", add_special_tokens=add)
         want = ref.encode(text, add_special_tokens=add).ids
-        if got != want:
-            i = next((k for k, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
-            raise AssertionError(
-                f"ids differ at {i} (add_special_tokens={add}): ours {got[max(0, i - 3) : i + 3]} "
-                f"tokenizers {want[max(0, i - 3) : i + 3]}; text={text[:200]!r}"
-            )
+        assert_sequences_equal(
+            got, want, what=f"add_special_tokens={add}", names=("tokstream", "tokenizers"), text=text
+        )
         for skip in (False, True):
             assert ours.decode(want, skip_special_tokens=skip) == ref.decode(
                 want, skip_special_tokens=skip
@@ -60,7 +56,7 @@ def assert_same(ours: Tokenizer, ref: "tokenizers.Tokenizer", text: str) -> None
 )
 def test_corpus_matches_tokenizers(name: str, corpus: str) -> None:
     ours, ref = pair(name)
-    text = require_fixture(Path("corpora") / corpus).read_text("utf-8")[:60_000]
+    text = fixture_text(f"corpora/{corpus}")[:60_000]
     assert_same(ours, ref, text)
     for line in text.splitlines()[:300]:
         assert_same(ours, ref, line)
@@ -94,8 +90,8 @@ def test_special_literals_and_compat_chars(name: str, text: str) -> None:
 
 
 def _vectors(kind: str) -> list[tuple[str, list[int]]]:
-    inp = require_fixture(Path("vectors") / f"ggml-vocab-{kind}.gguf.inp").read_bytes().decode("utf-8")
-    out = require_fixture(Path("vectors") / f"ggml-vocab-{kind}.gguf.out").read_text("utf-8")
+    inp = fixture_file(f"vectors/ggml-vocab-{kind}.gguf.inp").read_bytes().decode("utf-8")
+    out = fixture_text(f"vectors/ggml-vocab-{kind}.gguf.out")
     inputs = inp.split("\n__ggml_vocab_test__\n")
     if inputs and inputs[-1] == "":
         inputs.pop()
@@ -112,7 +108,7 @@ def test_llama_cpp_vectors(kind: str, name: str) -> None:
 
 
 def test_load_dispatches_on_json() -> None:
-    path = require_fixture(Path("hf") / "gpt2_tokenizer.json")
+    path = fixture_file("hf/gpt2_tokenizer.json")
     tok = tokstream.load(path)
     assert tok.encode("hello world") == hf_reference(path).encode("hello world").ids
 
@@ -127,12 +123,12 @@ def _write(tmp_path: Path, obj: object) -> Path:
 
 
 def _small(tmp_path: Path) -> dict[str, object]:
-    src = json.loads(require_fixture(Path("hf") / "gpt2_tokenizer.json").read_text("utf-8"))
+    src = json.loads(fixture_text("hf/gpt2_tokenizer.json"))
     return src
 
 
 def test_truncated_json(tmp_path: Path) -> None:
-    data = require_fixture(Path("hf") / "gpt2_tokenizer.json").read_bytes()
+    data = fixture_file("hf/gpt2_tokenizer.json").read_bytes()
     p = tmp_path / "tokenizer.json"
     p.write_bytes(data[: len(data) // 2])
     with pytest.raises(TokenizerFileError, match="truncated"):
@@ -216,7 +212,7 @@ def test_added_token_ids_follow_tokenizers(added: list[tuple[str, int]]) -> None
 
 
 def _variant(name: str, edit: str) -> dict[str, object]:
-    obj = json.loads(require_fixture(Path("hf") / name).read_text("utf-8"))
+    obj = json.loads(fixture_text(f"hf/{name}"))
     if edit == "prefix_space":  # ByteLevel(add_prefix_space=True): still the fast path
         obj["pre_tokenizer"]["add_prefix_space"] = True
     elif edit == "other_regex":  # an unknown Split pattern: the general pipeline

@@ -8,6 +8,7 @@ class (whitespace, punctuation, letter, digit, other) decides the pieces as it d
 from __future__ import annotations
 
 import pytest
+from helpers import assert_sequences_equal
 
 from tokstream import pre_tokenizers as ours
 
@@ -35,12 +36,10 @@ def test_every_code_point(mine: ours.PreTokenizer, theirs: object) -> None:
     for text in _texts():
         want = [s for s, _ in theirs.pre_tokenize_str(text)]  # type: ignore[attr-defined]
         got = mine.pre_tokenize([text])
-        if got != want:
-            i = next((k for k, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
-            near = slice(max(0, i - 1), i + 2)
-            raise AssertionError(
-                f"piece {i}: ours {[p[-20:] for p in got[near]]!r} tokenizers {[p[-20:] for p in want[near]]!r}"
-            )
+        # Pieces of letters run long: show each one's last 20 characters.
+        assert_sequences_equal(
+            got, want, names=("tokstream", "tokenizers"), show=lambda p: repr(p[-20:]), context=1
+        )
 
 
 def test_bert_ascii_path_equals_general_path() -> None:
