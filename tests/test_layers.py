@@ -1,11 +1,10 @@
 """The layers above the core use it only through public names (STYLE.md, "Layers and
 their contracts": a private name crossing a layer is a missing public one).
 
-The layers checked are ``tokstream/stream/``, ``cache/`` and ``constrain/``, and the
-programs ``demo.py`` and ``cli.py`` (``LAYERS``). ``integrations/`` is not checked yet:
-its two processors call ``TokenMasker._check`` of ``constrain/masks.py`` (add it to
-``LAYERS`` once ``constrain`` has a public name for that check). Each file's source is read with ``ast``
-(so comments and docstrings do not count) and fails, naming file and line, on:
+The layers checked are ``tokstream/stream/``, ``cache/``, ``constrain/`` and
+``integrations/``, and the programs ``demo.py`` and ``cli.py`` (``LAYERS``). Each file's
+source is read with ``ast`` (so comments and docstrings do not count) and fails, naming
+file and line, on:
 
 - an attribute access to a private name (``_x``, not ``__x__``) that is not the
   layer's own: ``tok._x``, ``self.tok._x``, ``vocab._x`` (a receiver named like a core
@@ -36,6 +35,7 @@ LAYERS = {
     "tokstream/stream": "tokstream.stream",
     "tokstream/cache": "tokstream.cache",
     "tokstream/constrain": "tokstream.constrain",
+    "tokstream/integrations": "tokstream.integrations",
     "tokstream/demo.py": "tokstream.demo",
     "tokstream/cli.py": "tokstream.cli",
 }

@@ -384,7 +384,7 @@ class TokenMasker:
         accepted) they allow everything. ``constraint`` itself is not changed (the
         rows come from a ``fork``).
         """
-        self._check(constraint)
+        self.check(constraint)
         # numpy arrays and torch tensors: their items as Python ints
         ids = draft_ids.tolist() if hasattr(draft_ids, "tolist") else list(draft_ids)
         for t in ids:
@@ -407,9 +407,10 @@ class TokenMasker:
 
     # -- builders ---------------------------------------------------------------------
 
-    def _check(self, constraint: Constraint[Any]) -> None:
-        """Refuse a non-constraint or one built on another tokenizer's index (also
-        used by ``integrations``)."""
+    def check(self, constraint: Constraint[Any]) -> None:
+        """Raise unless ``constraint`` is a ``Constraint`` built on this masker's
+        tokenizer (its vocabulary index): ``TypeError`` / ``ValueError``. The
+        integrations check their constraints with it up front."""
         if not isinstance(constraint, Constraint):
             raise TypeError(f"expected a Constraint, got {type(constraint).__name__}")
         if constraint.index is not self.index:
@@ -419,7 +420,7 @@ class TokenMasker:
             )
 
     def _allowed(self, constraint: Constraint[Any]) -> Allowed:
-        self._check(constraint)
+        self.check(constraint)
         return constraint.allowed()
 
     def _explicit(self, a: Allowed) -> npt.NDArray[np.intp]:

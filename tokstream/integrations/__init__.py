@@ -5,7 +5,7 @@ Neither torch, transformers nor vLLM is imported here or by the submodules at im
 time: torch is imported on the first call with a tensor (``TokenMasker.apply``), and
 the two frameworks are never imported (their processors are duck-typed callables).
 
-Both adapters follow a generation the same way (``_Follower``): they are handed the
+Both adapters follow a generation the same way (``follow.Follower``): they are handed the
 ids generated so far, not the newest id, so each keeps the ids it has fed its
 constraint and, per call, feeds the new tail. When the ids it fed are no longer a
 prefix of what it is handed (beam search reorders rows; assisted generation drops
@@ -20,53 +20,4 @@ C, L the generated length), ``accept`` per new id, then ``TokenMasker.apply``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
-from ..constrain.constraint import Constraint
-
 __all__: list[str] = []
-
-
-class _Follower:
-    """One row's constraint and the ids it has accepted (module notes)."""
-
-    __slots__ = ("constraint", "fed")
-
-    def __init__(self, constraint: Constraint[Any]) -> None:
-        self.constraint = constraint
-        #: The ids accepted by ``constraint``, in order (none once it is done).
-        self.fed: list[int] = []
-
-    def sync(self, generated: Sequence[int], where: str) -> None:
-        """Bring the constraint to the state after ``generated`` (the ids produced
-        after the prompt), or raise ``ValueError`` naming ``where`` and the refused id."""
-        fed = self.fed
-        k = len(fed)
-        if fed != list(generated[:k]):
-            # The first difference; when one is a prefix of the other, the shorter length.
-            p = next((i for i, (a, b) in enumerate(zip(fed, generated)) if a != b), min(k, len(generated)))
-            self.constraint.rollback(k - p)
-            del fed[p:]
-            k = p
-        c = self.constraint
-        n_vocab = c.index.n_vocab
-        for pos in range(k, len(generated)):
-            if c.is_done:
-                break  # nothing is restricted any more: later ids need not be fed
-            t = int(generated[pos])
-            if not 0 <= t < n_vocab:
-                raise ValueError(
-                    f"{where}: generated id {t} (position {pos} after the prompt) is outside the tokenizer's "
-                    f"vocabulary (n_vocab={n_vocab}), though the mask set its score to -inf; a processor after "
-                    "this one changed the scores (put the constraint processor last), or the model's "
-                    "tokenizer is not this one"
-                )
-            if not c.accept(t):
-                raise ValueError(
-                    f"{where}: generated id {t} (position {pos} after the prompt) is refused by the constraint, "
-                    "though the mask set its score to -inf; a processor after this one changed the scores "
-                    "(put the constraint processor last), or the ids do not come from the masked scores "
-                    "(e.g. an unconstrained draft model)"
-                )
-            fed.append(t)

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 from ..constrain.constraint import Constraint
 from ..constrain.healing import heal
 from ..constrain.masks import TokenMasker
-from . import _Follower
+from .follow import Follower
 
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
@@ -101,11 +101,11 @@ class ConstraintLogitsProcessor:
         if not sources:
             raise ValueError("ConstraintLogitsProcessor needs at least one constraint")
         for c in sources:
-            self._masker._check(c)
+            self._masker.check(c)
         if prompt_length is not None and (not isinstance(prompt_length, int) or prompt_length < 0):
             raise ValueError(f"prompt_length must be an int >= 0 or None, got {prompt_length!r}")
         self._sources: list[Constraint[Any]] = sources
-        self._rows: list[_Follower] | None = None
+        self._rows: list[Follower] | None = None
         #: Where generated ids start in ``input_ids`` (set by the first call if None).
         self.prompt_length = prompt_length
 
@@ -132,7 +132,7 @@ class ConstraintLogitsProcessor:
                     "(pass one per prompt, or one for every row)"
                 )
             k = batch // b
-            rows = self._rows = [_Follower(self._sources[r // k].fork()) for r in range(batch)]
+            rows = self._rows = [Follower(self._sources[r // k].fork()) for r in range(batch)]
             if self.prompt_length is None:
                 self.prompt_length = seq
         elif len(rows) != batch:

@@ -77,7 +77,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..constrain.constraint import Constraint
 from ..constrain.masks import TokenMasker
-from . import _Follower
+from .follow import Follower
 
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
@@ -104,8 +104,8 @@ class ConstraintRequestProcessor:
 
     def __init__(self, tok: Tokenizer, constraint: Constraint[Any]) -> None:
         self._masker = TokenMasker(tok)
-        self._masker._check(constraint)
-        self._follower = _Follower(constraint.fork())
+        self._masker.check(constraint)
+        self._follower = Follower(constraint.fork())
 
     @property
     def constraint(self) -> Constraint[Any]:
