@@ -36,7 +36,7 @@ Run: ``pip install 'unicodedata2==17.0.*' unicodedataplus tokenizers==0.23.3``, 
 ``python tools/gen_normalizer_tables.py`` writes the module, and ``--check`` compares
 instead (exit 1 and a diff on a difference). ``unicodedata2`` must be 17.0: the version
 ``_NF_PROTECTED`` is defined against (``_tables`` says so). About 8 s;
-``tests/test_normalizer_tables.py`` runs the same probes in process.
+``tests/normalizers/test_normalizer_tables.py`` runs the same probes in process.
 """
 
 from __future__ import annotations
@@ -270,7 +270,7 @@ def header() -> str:
         "\n"
         f"Made by tools/gen_normalizer_tables.py from tokenizers {tokenizers.__version__}, Unicode {UNICODE}\n"
         "(unicodedata2) and the Age property (unicodedataplus); that script says how each table\n"
-        "is found, and tests/test_normalizer_tables.py checks that it still finds these.\n"
+        "is found, and tests/normalizers/test_normalizer_tables.py checks that it still finds these.\n"
         '"""\n'
         "\n"
         "from __future__ import annotations\n"

@@ -11,7 +11,7 @@ tokenizers' older tables do not):
 
 Each code point is put between two ``a`` and run through ``tokenizers``' ``Punctuation``
 and ``Digits(individual_digits=True)``, 50,000 code points per call; the ones cut out
-alone are the class. ``tests/test_pre_tokenizer_tables.py`` regenerates and compares.
+alone are the class. ``tests/pre_tokenizers/test_pre_tokenizer_tables.py`` regenerates and compares.
 
 Run: ``python tools/gen_tokenizers_classes.py`` (needs ``tokenizers``) writes the module;
 ``--check`` only compares and exits 1 when it differs.

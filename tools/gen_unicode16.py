@@ -21,7 +21,7 @@ is kept (``PYTHONDONTWRITEBYTECODE``), a string in 0.1 ms, and parsing it takes 
 
 Which code points the installed ``regex`` classifies differently is found at run time,
 once, from these ranges (``unicode16._unicode16_fixes``).
-``tests/test_pre_tokenizer_unicode16.py`` regenerates the module and compares.
+``tests/pre_tokenizers/test_unicode16.py`` regenerates the module and compares.
 
 Run: ``pip install unicodedataplus==16.0.0.post1 && python tools/gen_unicode16.py`` writes the
 module; ``--check`` only compares and exits 1 when it differs.

@@ -2,7 +2,7 @@
 
 Made by tools/gen_normalizer_tables.py from tokenizers 0.23.3, Unicode 17.0.0
 (unicodedata2) and the Age property (unicodedataplus); that script says how each table
-is found, and tests/test_normalizer_tables.py checks that it still finds these.
+is found, and tests/normalizers/test_normalizer_tables.py checks that it still finds these.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@ r"""``Whitespace`` and ``WhitespaceSplit``, as ``tokenizers``' pre-tokenizers of
 
 ``Whitespace`` keeps the ``\w+|[^\w\s]+`` pieces, ``WhitespaceSplit`` the runs of
 non-whitespace; whitespace is dropped by both. Matched by Unicode 16.0 classes, as
-``tokenizers``' Oniguruma does (``unicode16``); ``tests/test_pre_tokenizers.py`` checks
+``tokenizers``' Oniguruma does (``unicode16``); ``tests/pre_tokenizers/test_pre_tokenizers.py`` checks
 every code point against ``tokenizers``.
 
 Not handled: ``tokenizers``' ``CharDelimiterSplit`` (a split on one given character);
