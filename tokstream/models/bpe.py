@@ -8,13 +8,19 @@ Not here: tiktoken's rank-file BPE, which merges by the ranks of concatenated by
 
 Performance notes
 -----------------
-Loading Llama 3 (128k tokens, 280k merges) is mostly this module: ``from_json``
-checks the vocabulary and splits the merges with C-level ``set(map(...))``, one
-``join`` and one ``split`` (~50 ms; a loop per merge took 230 ms), and ``_pair_table``
-looks the parts up with ``map`` into numpy arrays (~150 ms, most of it three dict
-lookups per merge). A merge is one packed int, ``rank << 32 | merged_id``: 280k
-``(rank, id)`` tuples cost 40 ms more to build and as much again in garbage-collector
-passes, and ``min`` over ints is faster in the encode loop than over tuples.
+Loading Llama 3's ``tokenizer.json`` (128k tokens, 280k merges) takes ~0.35 s, about
+1.7x ``tokenizers`` (``bench/load.py``); ``from_json`` and ``_pair_table`` are ~0.2 s of
+it, JSON decoding 0.06 s, the pipeline's byte tables the rest. Everything per merge runs
+in C: the vocabulary is checked with ``set(map(type, ...))``, ``min`` and ``max``; string
+merges are split 4096 at a time with one ``join`` and one ``split`` and checked by part
+counts; the parts and merged tokens are looked up with ``itemgetter`` into numpy arrays,
+block by block so the new strings are hashed while still in cache (25 ms better than
+one pass). The 840k dict lookups are most of the time (memory-bound; looking up the
+62k distinct parts once was slower, guessing the merged ids from their order barely
+faster). A merge is one packed int, ``rank << 32 | merged_id``: 280k ``(rank, id)``
+tuples cost ~20 ms more (their allocation and the collector passes it triggers), and
+``min`` over ints is no slower in the encode loop than over tuples. A loop per merge
+took 0.6 s.
 """
 
 from __future__ import annotations
@@ -66,7 +72,7 @@ class BPE(Model):
     regularization; off by default; see ``encode_piece(..., rng=)``).
 
     Cost: building is O(V + M) for V tokens and M merges (a dict keyed by
-    ``left_id * stride + right_id``; Llama 3's file loads in ~200 ms, module notes).
+    ``left_id * stride + right_id``; ~0.2 s for Llama 3's, module notes).
     ``encode_piece`` on n symbols is O(n^2) with C inner loops below 24 symbols and a
     heap above, like the byte-level merge.
     """
@@ -307,9 +313,10 @@ class BPE(Model):
         def encode_bytes(piece: bytes) -> tuple[int, ...]:
             return encode_piece(bytes_to_proxy(piece))
 
-        whole: dict[bytes, int] = {}
+        whole: dict[Any, int] = {}
         if self.ignore_merges:
-            whole = {d: i for d, i in zip(proxies_to_bytes(self.vocab), self.vocab.values()) if d is not None}
+            whole = dict(zip(proxies_to_bytes(self.vocab), self.vocab.values()))
+            whole.pop(None, None)  # spellings outside the byte-level alphabet have no bytes
         return encode_bytes, whole
 
     def rank_form(self, spelling: Spelling, specials: Mapping[str, int]) -> dict[bytes, int] | None:
@@ -392,7 +399,7 @@ class BPE(Model):
 
 
 #: ``from_json`` splits and looks up the merges in blocks of this many, so that the new
-#: strings are hashed while they are still in cache (~25 ms of 250 for Llama 3).
+#: strings are hashed while they are still in cache (module notes).
 _BLOCK: Final = 4096
 
 
@@ -408,20 +415,20 @@ def _pair_table(
     right_id -> rank << 32 | merged_id``, the first merge of a pair winning.
 
     ``blocks`` give the ``n`` merges in order as (left parts, right parts). The lookups
-    are C-level ``map``s into numpy arrays and the keys numpy arithmetic (Llama 3's 280k
-    merges: ~150 ms, most of it the 840k dict lookups; a Python loop took 0.6 s); only a
-    merge whose parts are not tokens is looked for in Python, to name it. ``stride`` is
-    at most 2**32, so keys fit in uint64.
+    are C-level (``itemgetter``) into numpy arrays and the keys numpy arithmetic (module
+    notes); only a merge whose parts are not tokens is looked for in Python, to name
+    it. ``stride`` is at most 2**32, so keys fit in uint64.
     """
     lefts: list[str] = []
     rights: list[str] = []
     a_ids = np.empty(n, np.uint64)
     b_ids = np.empty(n, np.uint64)
     new_ids = np.empty(n, np.int64)
-    get = vocab.get
     cut = len(prefix)
     start = 0
     for left, right in blocks:
+        if not left:
+            continue
         end = start + len(left)
         if prefix:
             # The merged token drops the right part's continuation prefix, as Rust does.
@@ -429,10 +436,12 @@ def _pair_table(
         else:
             merged = list(map(str.__add__, left, right))
         try:
-            a_ids[start:end] = np.fromiter(map(get, left), np.uint64, len(left))
-            b_ids[start:end] = np.fromiter(map(get, right), np.uint64, len(left))
-            new_ids[start:end] = np.fromiter(map(get, merged), np.int64, len(left))
-        except TypeError:  # a None: some part is not in the vocabulary
+            # itemgetter(*keys) looks them all up in one C call (a block of one gives a
+            # scalar, which numpy broadcasts); faster than map(vocab.get, ...).
+            a_ids[start:end] = itemgetter(*left)(vocab)
+            b_ids[start:end] = itemgetter(*right)(vocab)
+            new_ids[start:end] = itemgetter(*merged)(vocab)
+        except KeyError:  # some part is not in the vocabulary
             for rank, (a, b, ab) in enumerate(zip(left, right, merged), start):
                 for part in (a, b):
                     if part not in vocab:
@@ -470,9 +479,9 @@ def _json_merge_blocks(raw: list[Any], path: str) -> Iterator[tuple[list[str], l
 
     Checked and split in C: a block of strings is joined and split at spaces once, and
     holds one space per merge when every merge has a space and the split gives two
-    parts per merge (~50 ms for Llama 3's 280k; a loop per merge took 230 ms). A block
-    that fails the checks (or mixes both forms, which is read) is walked entry by entry,
-    to name the first bad one.
+    parts per merge (a loop per merge took 230 ms for Llama 3's 280k). A block that
+    fails the checks (or mixes both forms, which is read) is walked entry by entry, to
+    name the first bad one.
     """
     types = set(map(type, raw))
     for start in range(0, len(raw), _BLOCK):
