@@ -124,12 +124,8 @@ _NAMES: Final[dict[type, str]] = {
 }
 
 
-class _Required:
-    def __repr__(self) -> str:
-        return "REQUIRED"
-
-
-_REQUIRED: Final = _Required()
+#: ``field``'s default when none is given: the field is required.
+_REQUIRED: Final = object()
 
 
 @overload
