@@ -31,6 +31,8 @@ from typing import Final
 
 import regex
 
+from .json_fields import expect_object, field
+
 __all__ = ["AddedToken", "AddedVocabulary", "Matcher"]
 
 
@@ -58,6 +60,26 @@ class AddedToken:
             "normalized": self.normalized,
             "special": self.special,
         }
+
+    @classmethod
+    def from_json(cls, obj: object, path: str = "added_tokens[0]") -> AddedToken:
+        """Read an ``added_tokens`` entry (``path`` names it in errors), with the ``id``
+        written there. ``tokenizers`` ignores that id on load and assigns its own
+        (``formats.hf_json``); it must still be present and an integer.
+
+        >>> AddedToken.from_json({"id": 5, "content": "<s>", "special": True})
+        AddedToken(id=5, content='<s>', special=True, single_word=False, lstrip=False, rstrip=False, normalized=False)
+        """
+        o = expect_object(obj, path)
+        return cls(
+            id=field(o, "id", int, path),
+            content=field(o, "content", str, path),
+            special=field(o, "special", bool, path, False),
+            single_word=field(o, "single_word", bool, path, False),
+            lstrip=field(o, "lstrip", bool, path, False),
+            rstrip=field(o, "rstrip", bool, path, False),
+            normalized=field(o, "normalized", bool, path, False),
+        )
 
     @property
     def plain(self) -> bool:

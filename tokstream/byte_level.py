@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from itertools import accumulate
 from typing import Final
 
+import numpy as np
+
 __all__ = ["BYTE_TO_CHAR", "CHAR_TO_BYTE", "bytes_to_proxy", "proxies_to_bytes", "proxy_to_bytes"]
 
 
@@ -38,8 +40,10 @@ BYTE_TO_CHAR: Final[list[str]] = _build()
 #: The inverse map, proxy character to byte.
 CHAR_TO_BYTE: Final[dict[str, int]] = {c: b for b, c in enumerate(BYTE_TO_CHAR)}
 _ENCODE_TABLE: Final = {b: c for b, c in enumerate(BYTE_TO_CHAR)}
-#: Proxy character -> the latin-1 character of its byte (``str.translate``).
-_DECODE_TABLE: Final = {ord(c): chr(b) for b, c in enumerate(BYTE_TO_CHAR)}
+#: Code point -> its byte, -1 outside the alphabet; the last entry (-1) stands for
+#: every code point above the table (``proxies_to_bytes``).
+_CODE_TO_BYTE: Final = np.full(max(map(ord, BYTE_TO_CHAR)) + 2, -1, dtype=np.int16)
+_CODE_TO_BYTE[[ord(c) for c in BYTE_TO_CHAR]] = np.arange(256)
 #: A character outside the alphabet.
 _FOREIGN: Final = re.compile("[^" + "".join(f"\\u{ord(c):04x}" for c in sorted(BYTE_TO_CHAR)) + "]")
 
@@ -50,20 +54,18 @@ def bytes_to_proxy(data: bytes) -> str:
 
 
 def proxies_to_bytes(spellings: Iterable[str]) -> list[bytes | None]:
-    """``proxy_to_bytes`` of many spellings at once: one ``translate`` and one
-    ``encode`` over their concatenation, sliced back (a vocabulary of 128k tokens:
-    ~30 ms, a call per token ~100 ms)."""
+    """``proxy_to_bytes`` of many spellings at once: their concatenation's code points
+    (one UTF-32 encode) through a numpy table to bytes, sliced back (a vocabulary of
+    128k tokens: ~20 ms; ``str.translate`` with a dict took 40 ms, a call per token
+    ~100 ms)."""
     items = list(spellings)
     joined = "".join(items)
-    data = joined.translate(_DECODE_TABLE)
-    out: list[bytes | None]
-    try:
-        raw = data.encode("latin-1")
-    except UnicodeEncodeError:
-        return [proxy_to_bytes(s) for s in items]
+    codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), np.uint32)
+    values = _CODE_TO_BYTE[np.minimum(codes, len(_CODE_TO_BYTE) - 1)]
+    raw = values.astype(np.uint8).tobytes()
     ends = list(accumulate(map(len, items)))
-    out = [raw[a:b] for a, b in zip([0, *ends], ends)]
-    if _FOREIGN.search(joined) is not None:  # a latin-1 character outside the alphabet
+    out: list[bytes | None] = [raw[a:b] for a, b in zip([0, *ends], ends)]
+    if (values < 0).any():  # a character outside the alphabet: those spellings have no bytes
         out = [d if _FOREIGN.search(s) is None else None for s, d in zip(items, out)]
     return out
 

@@ -14,19 +14,25 @@ Each decoder declares, as data, what the layers around it rely on:
 - ``stream_kind`` (``StreamKind``) and ``depends_on_last``: how ``StreamDecoder`` can
   decode it one token at a time. A decoder that declares nothing is decoded whole at
   the end of a stream: exact, only not incremental.
+
+``decoder_from_json`` builds a decoder from its ``tokenizer.json`` object by its type
+(``JSON_TYPES``); each class's ``from_json`` reads its own fields.
+``SentencePieceDecoder`` has no type of its own: it saves as the usual ``Sequence``.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import ClassVar, Final
 
 import regex
 
 from .byte_level import proxy_to_bytes
+from .json_fields import Build, JsonObject, field, from_table, members, pattern
 
 __all__ = [
+    "JSON_TYPES",
     "BytesRule",
     "Decoder",
     "SentencePieceDecoder",
@@ -42,6 +48,7 @@ __all__ = [
     "WordPiece",
     "BPEDecoder",
     "Sequence",
+    "decoder_from_json",
 ]
 
 
@@ -85,6 +92,9 @@ class StreamKind(enum.Enum):
 class Decoder:
     """Base class: ``decode_chain(tokens) -> pieces`` of text (module notes)."""
 
+    #: The ``tokenizer.json`` ``"type"`` of the class; a class without one
+    #: (``SentencePieceDecoder``) has no JSON form of its own to read.
+    type_name: ClassVar[str]
     bytes_rules: BytesRule = BytesRule.NONE
     stream_kind: ClassVar[StreamKind] = StreamKind.OTHER
     #: A token's text depends on whether it is the last one (``BPEDecoder``).
@@ -99,6 +109,18 @@ class Decoder:
 
     def to_json(self) -> dict[str, object]:
         raise NotImplementedError
+
+    @classmethod
+    def from_json(cls, obj: JsonObject, path: str = "decoder", *, build: Build[Decoder] | None = None) -> Decoder:
+        """Build from its ``tokenizer.json`` object (``path`` names it in errors;
+        ``build`` makes a ``Sequence``'s members). This default serves the types with no
+        fields."""
+        if getattr(cls, "type_name", None) is None:
+            raise NotImplementedError(
+                f"{cls.__name__} has no tokenizer.json type of its own: read what its "
+                f"to_json writes with decoder_from_json"
+            )
+        return cls()
 
 
 def byte_local(decoder: Decoder | None) -> bool:
@@ -143,6 +165,7 @@ class ByteLevel(Decoder):
     such as ``" fooĠ"``) keeps its own UTF-8, whole.
     """
 
+    type_name = "ByteLevel"
     bytes_rules = BytesRule.BYTE_LEVEL
     stream_kind = StreamKind.BYTES
 
@@ -159,11 +182,17 @@ class ByteLevel(Decoder):
     def to_json(self) -> dict[str, object]:
         return {"type": "ByteLevel", **self.options}
 
+    @classmethod
+    def from_json(cls, obj: JsonObject, path: str = "decoder", *, build: Build[Decoder] | None = None) -> ByteLevel:
+        """Every field is kept as it is, for saving (decoding has no options)."""
+        return cls(**{k: v for k, v in obj.items() if k != "type"})
+
 
 class Metaspace(Decoder):
     """``▁`` back to spaces, except in the first token, where ``tokenizers`` drops them
     (unless the prepend scheme is "never")."""
 
+    type_name = "Metaspace"
     bytes_rules = BytesRule.METASPACE
     stream_kind = StreamKind.TOKEN_WISE
 
@@ -182,6 +211,14 @@ class Metaspace(Decoder):
     def to_json(self) -> dict[str, object]:
         return {"type": "Metaspace", "replacement": self.replacement, "prepend_scheme": self.prepend_scheme, "split": self.split}
 
+    @classmethod
+    def from_json(cls, obj: JsonObject, path: str = "decoder", *, build: Build[Decoder] | None = None) -> Metaspace:
+        return cls(
+            replacement=field(obj, "replacement", str, path, "\u2581"),
+            prepend_scheme=field(obj, "prepend_scheme", str, path, "always"),
+            split=field(obj, "split", bool, path, True),
+        )
+
 
 _BYTE_TOKEN: Final = regex.compile(r"<0x([0-9A-Fa-f]{2})>")
 
@@ -190,6 +227,7 @@ class ByteFallback(Decoder):
     """Runs of ``<0xXX>`` tokens become their bytes decoded as UTF-8; a run that is not
     valid UTF-8 becomes one U+FFFD per byte, as ``tokenizers`` does."""
 
+    type_name = "ByteFallback"
     bytes_rules = BytesRule.BYTE_FALLBACK
     stream_kind = StreamKind.BYTE_FALLBACK
 
@@ -226,6 +264,7 @@ def _bytes_or_replacement(data: bytes, count: int) -> str:
 class Fuse(Decoder):
     """Join all tokens into one string."""
 
+    type_name = "Fuse"
     stream_kind = StreamKind.FUSE
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
@@ -239,6 +278,7 @@ class Strip(Decoder):
     """Remove up to ``start`` leading and ``stop`` trailing ``content`` characters from
     every token."""
 
+    type_name = "Strip"
     stream_kind = StreamKind.STRIP
 
     def __init__(self, *, content: str = " ", start: int = 0, stop: int = 0) -> None:
@@ -262,10 +302,19 @@ class Strip(Decoder):
     def to_json(self) -> dict[str, object]:
         return {"type": "Strip", "content": self.content, "start": self.start, "stop": self.stop}
 
+    @classmethod
+    def from_json(cls, obj: JsonObject, path: str = "decoder", *, build: Build[Decoder] | None = None) -> Strip:
+        return cls(
+            content=field(obj, "content", str, path),
+            start=field(obj, "start", int, path),
+            stop=field(obj, "stop", int, path),
+        )
+
 
 class Replace(Decoder):
     """Replace a literal string or regex in every token."""
 
+    type_name = "Replace"
     stream_kind = StreamKind.TOKEN_WISE
 
     def __init__(self, pattern: str, content: str, *, is_regex: bool = False) -> None:
@@ -284,6 +333,11 @@ class Replace(Decoder):
     def to_json(self) -> dict[str, object]:
         return {"type": "Replace", "pattern": {"Regex" if self.is_regex else "String": self.pattern}, "content": self.content}
 
+    @classmethod
+    def from_json(cls, obj: JsonObject, path: str = "decoder", *, build: Build[Decoder] | None = None) -> Replace:
+        text, is_regex = pattern(obj, path)
+        return cls(text, field(obj, "content", str, path), is_regex=is_regex)
+
 
 def _cleanup(text: str) -> str:
     # tokenizers' clean_up_tokenization, in its order.
@@ -299,6 +353,7 @@ class WordPiece(Decoder):
     """Join WordPiece tokens: ``prefix`` marks a continuation, other tokens get a space
     before them; ``cleanup`` removes spaces before punctuation and contractions."""
 
+    type_name = "WordPiece"
     bytes_rules = BytesRule.WORDPIECE
     stream_kind = StreamKind.TOKEN_WISE
 
@@ -318,10 +373,15 @@ class WordPiece(Decoder):
     def to_json(self) -> dict[str, object]:
         return {"type": "WordPiece", "prefix": self.prefix, "cleanup": self.cleanup}
 
+    @classmethod
+    def from_json(cls, obj: JsonObject, path: str = "decoder", *, build: Build[Decoder] | None = None) -> WordPiece:
+        return cls(prefix=field(obj, "prefix", str, path, "##"), cleanup=field(obj, "cleanup", bool, path, True))
+
 
 class BPEDecoder(Decoder):
     """End-of-word ``suffix`` becomes a space, except on the last token."""
 
+    type_name = "BPEDecoder"
     stream_kind = StreamKind.TOKEN_WISE
     depends_on_last = True
 
@@ -335,9 +395,15 @@ class BPEDecoder(Decoder):
     def to_json(self) -> dict[str, object]:
         return {"type": "BPEDecoder", "suffix": self.suffix}
 
+    @classmethod
+    def from_json(cls, obj: JsonObject, path: str = "decoder", *, build: Build[Decoder] | None = None) -> BPEDecoder:
+        return cls(suffix=field(obj, "suffix", str, path, "</w>"))
+
 
 class Sequence(Decoder):
     """Apply decoders in order."""
+
+    type_name = "Sequence"
 
     def __init__(self, decoders: list[Decoder]) -> None:
         self.decoders = decoders
@@ -356,6 +422,11 @@ class Sequence(Decoder):
 
     def to_json(self) -> dict[str, object]:
         return {"type": "Sequence", "decoders": [d.to_json() for d in self.decoders]}
+
+    @classmethod
+    def from_json(cls, obj: JsonObject, path: str = "decoder", *, build: Build[Decoder] | None = None) -> Sequence:
+        """Its members are built by ``build`` (``decoder_from_json``)."""
+        return cls(members(obj, "decoders", path, build))
 
 
 class SentencePieceDecoder(Decoder):
@@ -459,3 +530,29 @@ def _decode_bytes(data: bytes) -> str:
         out.append("\ufffd")
         i += 1
     return "".join(out)
+
+
+#: ``tokenizer.json`` ``"type"`` -> class, for ``decoder_from_json``.
+JSON_TYPES: Final[Mapping[str, type[Decoder]]] = {
+    cls.type_name: cls
+    for cls in (ByteLevel, Metaspace, ByteFallback, Fuse, Strip, Replace, WordPiece, BPEDecoder, Sequence)
+}
+
+
+def decoder_from_json(obj: object, path: str = "decoder") -> Decoder | None:
+    """Build the decoder of a ``tokenizer.json`` ``"decoder"`` object.
+
+    ``None`` (JSON ``null``) gives ``None``. The class is ``JSON_TYPES[obj["type"]]``;
+    an unknown ``"type"`` raises ``NotImplementedError`` naming it and ``path``; a
+    missing or mistyped field raises ``TokenizerFileError`` naming the JSON path.
+
+    >>> d = decoder_from_json({"type": "Sequence", "decoders": [
+    ...     {"type": "Replace", "pattern": {"String": "▁"}, "content": " "}, {"type": "Fuse"}]})
+    >>> d.decode_chain(["▁Hi", "▁there"])
+    [' Hi there']
+    >>> decoder_from_json({"type": "Strip", "content": " ", "start": 1})
+    Traceback (most recent call last):
+    ...
+    tokstream.errors.TokenizerFileError: decoder: missing field 'stop' (an integer)
+    """
+    return None if obj is None else from_table(JSON_TYPES, obj, path, "decoder")

@@ -4,24 +4,36 @@ Implemented: TemplateProcessing, BertProcessing, RobertaProcessing, ByteLevel (c
 no ids) and Sequence, named after their ``tokenizer.json`` "type". They run when
 ``encode(..., add_special_tokens=True)``; only the single-sequence form is used (the
 ``pair`` template is kept for saving).
+
+``processor_from_json`` builds one from its ``tokenizer.json`` object by its type
+(``JSON_TYPES``); each class's ``from_json`` reads its own fields.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import ClassVar, Final
+
+from .errors import TokenizerFileError
+from .json_fields import Build, JsonObject, field, from_table, members, token_pair
 
 __all__ = [
+    "JSON_TYPES",
     "PostProcessor",
     "TemplateProcessing",
     "BertProcessing",
     "RobertaProcessing",
     "ByteLevel",
     "Sequence",
+    "processor_from_json",
 ]
 
 
 class PostProcessor:
     """Base class: ``process(ids) -> ids`` for one sequence."""
+
+    #: The ``tokenizer.json`` ``"type"`` of the class.
+    type_name: ClassVar[str]
 
     def process(self, ids: list[int]) -> list[int]:
         raise NotImplementedError
@@ -33,16 +45,28 @@ class PostProcessor:
     def to_json(self) -> dict[str, object]:
         raise NotImplementedError
 
+    @classmethod
+    def from_json(
+        cls, obj: JsonObject, path: str = "post_processor", *, build: Build[PostProcessor] | None = None
+    ) -> PostProcessor:
+        """Build from its ``tokenizer.json`` object (``path`` names it in errors;
+        ``build`` makes a ``Sequence``'s members)."""
+        raise NotImplementedError(f"{cls.__name__} does not read tokenizer.json")
+
 
 class TemplateProcessing(PostProcessor):
     """A template such as ``[CLS] $A [SEP]``; its special tokens may each stand for
-    several ids."""
+    several ids. ``where`` names the processor in errors (its JSON path)."""
+
+    type_name = "TemplateProcessing"
 
     def __init__(
         self,
         single: list[dict[str, object]],
         pair: list[dict[str, object]],
         special_tokens: Mapping[str, Mapping[str, object]],
+        *,
+        where: str = "post_processor",
     ) -> None:
         self.single, self.pair, self.special_tokens = single, pair, dict(special_tokens)
         before: list[int] = []
@@ -56,13 +80,13 @@ class TemplateProcessing(PostProcessor):
                 spec = self.special_tokens.get(name)
                 if spec is None:
                     raise ValueError(
-                        f"post_processor.single[{i}]: special token {name!r} is not in "
-                        f"post_processor.special_tokens"
+                        f"{where}.single[{i}]: special token {name!r} is not in "
+                        f"{where}.special_tokens"
                     )
                 ids = [int(x) for x in spec["ids"]]  # type: ignore[attr-defined]
                 (after if seen_sequence else before).extend(ids)
             else:
-                raise ValueError(f"post_processor.single[{i}]: expected SpecialToken or Sequence")
+                raise ValueError(f"{where}.single[{i}]: expected SpecialToken or Sequence")
         self._before, self._after = before, after
 
     def process(self, ids: list[int]) -> list[int]:
@@ -79,9 +103,27 @@ class TemplateProcessing(PostProcessor):
             "special_tokens": self.special_tokens,
         }
 
+    @classmethod
+    def from_json(
+        cls, obj: JsonObject, path: str = "post_processor", *, build: Build[PostProcessor] | None = None
+    ) -> TemplateProcessing:
+        try:
+            return cls(
+                field(obj, "single", list, path),
+                field(obj, "pair", list, path, []),
+                field(obj, "special_tokens", dict, path, {}),
+                where=path,
+            )
+        except TokenizerFileError:
+            raise
+        except ValueError as e:  # the message names the path already
+            raise TokenizerFileError(str(e)) from e
+
 
 class BertProcessing(PostProcessor):
     """``[CLS] A [SEP]``; ``sep`` and ``cls`` are ``(token, id)`` pairs."""
+
+    type_name = "BertProcessing"
 
     def __init__(self, sep: tuple[str, int], cls: tuple[str, int]) -> None:
         self.sep, self.cls = (sep[0], int(sep[1])), (cls[0], int(cls[1]))
@@ -95,9 +137,17 @@ class BertProcessing(PostProcessor):
     def to_json(self) -> dict[str, object]:
         return {"type": "BertProcessing", "sep": list(self.sep), "cls": list(self.cls)}
 
+    @classmethod
+    def from_json(
+        cls, obj: JsonObject, path: str = "post_processor", *, build: Build[PostProcessor] | None = None
+    ) -> BertProcessing:
+        return cls(token_pair(obj, "sep", path), token_pair(obj, "cls", path))
+
 
 class RobertaProcessing(BertProcessing):
     """``<s> A </s>``; offsets options are kept for saving."""
+
+    type_name = "RobertaProcessing"
 
     def __init__(
         self, sep: tuple[str, int], cls: tuple[str, int], *, trim_offsets: bool = True, add_prefix_space: bool = True
@@ -114,9 +164,22 @@ class RobertaProcessing(BertProcessing):
             "add_prefix_space": self.add_prefix_space,
         }
 
+    @classmethod
+    def from_json(
+        cls, obj: JsonObject, path: str = "post_processor", *, build: Build[PostProcessor] | None = None
+    ) -> RobertaProcessing:
+        return cls(
+            token_pair(obj, "sep", path),
+            token_pair(obj, "cls", path),
+            trim_offsets=field(obj, "trim_offsets", bool, path, True),
+            add_prefix_space=field(obj, "add_prefix_space", bool, path, True),
+        )
+
 
 class ByteLevel(PostProcessor):
     """Only trims offsets in ``tokenizers``; ids are unchanged."""
+
+    type_name = "ByteLevel"
 
     def __init__(self, **options: object) -> None:
         self.options = options
@@ -130,9 +193,18 @@ class ByteLevel(PostProcessor):
     def to_json(self) -> dict[str, object]:
         return {"type": "ByteLevel", **self.options}
 
+    @classmethod
+    def from_json(
+        cls, obj: JsonObject, path: str = "post_processor", *, build: Build[PostProcessor] | None = None
+    ) -> ByteLevel:
+        """Every field is kept as it is, for saving."""
+        return cls(**{k: v for k, v in obj.items() if k != "type"})
+
 
 class Sequence(PostProcessor):
     """Apply processors in order."""
+
+    type_name = "Sequence"
 
     def __init__(self, processors: list[PostProcessor]) -> None:
         self.processors = processors
@@ -153,3 +225,34 @@ class Sequence(PostProcessor):
 
     def to_json(self) -> dict[str, object]:
         return {"type": "Sequence", "processors": [p.to_json() for p in self.processors]}
+
+    @classmethod
+    def from_json(
+        cls, obj: JsonObject, path: str = "post_processor", *, build: Build[PostProcessor] | None = None
+    ) -> Sequence:
+        """Its members are built by ``build`` (``processor_from_json``)."""
+        return cls(members(obj, "processors", path, build))
+
+
+#: ``tokenizer.json`` ``"type"`` -> class, for ``processor_from_json``.
+JSON_TYPES: Final[Mapping[str, type[PostProcessor]]] = {
+    cls.type_name: cls for cls in (TemplateProcessing, BertProcessing, RobertaProcessing, ByteLevel, Sequence)
+}
+
+
+def processor_from_json(obj: object, path: str = "post_processor") -> PostProcessor | None:
+    """Build the post-processor of a ``tokenizer.json`` ``"post_processor"`` object.
+
+    ``None`` (JSON ``null``) gives ``None``. The class is ``JSON_TYPES[obj["type"]]``;
+    an unknown ``"type"`` raises ``NotImplementedError`` naming it and ``path``; a
+    missing or mistyped field raises ``TokenizerFileError`` naming the JSON path.
+
+    >>> p = processor_from_json({"type": "BertProcessing", "sep": ["[SEP]", 102], "cls": ["[CLS]", 101]})
+    >>> p.process([7592])
+    [101, 7592, 102]
+    >>> processor_from_json({"type": "BertProcessing", "sep": ["[SEP]"], "cls": ["[CLS]", 101]})
+    Traceback (most recent call last):
+    ...
+    tokstream.errors.TokenizerFileError: post_processor.sep: expected a [token, id] pair, got ['[SEP]']
+    """
+    return None if obj is None else from_table(JSON_TYPES, obj, path, "post-processor")

@@ -6,8 +6,17 @@
 - ``unigram.py``: a unigram language model (Viterbi, sampling, n-best);
 - ``sentencepiece.py``: SentencePiece's score-based BPE and its Unigram lattice;
 - ``base.py``: what the pipeline needs from every model, and what a model declares.
+
+``model_from_json`` (here) builds a ``tokenizer.json`` ``"model"`` object by its type
+(``JSON_TYPES``: BPE, WordPiece, Unigram); each class's ``from_json`` reads its fields.
 """
 
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+from ..json_fields import from_table
 from .base import Model, Spelling
 from .bpe import BPE
 from .ranks import RankBPE, merges_for_ranks
@@ -17,6 +26,7 @@ from .wordpiece import WordPiece
 
 __all__ = [
     "BPE",
+    "JSON_TYPES",
     "Model",
     "PieceType",
     "RankBPE",
@@ -26,4 +36,26 @@ __all__ = [
     "Unigram",
     "WordPiece",
     "merges_for_ranks",
+    "model_from_json",
 ]
+
+#: ``tokenizer.json`` ``"type"`` -> class, for ``model_from_json``.
+JSON_TYPES: Final[Mapping[str, type[Model]]] = {cls.type_name: cls for cls in (BPE, WordPiece, Unigram)}
+
+
+def model_from_json(obj: object, path: str = "model") -> Model:
+    """Build the model of a ``tokenizer.json`` ``"model"`` object.
+
+    The class is ``JSON_TYPES[obj["type"]]``; an unknown ``"type"`` raises
+    ``NotImplementedError`` naming it and ``path``; a malformed object raises
+    ``TokenizerFileError`` (a ``ValueError``) naming the JSON path.
+
+    >>> model = model_from_json({"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": [["a", "b"]]})
+    >>> model.encode_piece("abb")
+    (2, 1)
+    >>> model_from_json({"type": "BPE", "vocab": {"a": 0}, "ignore_merges": "yes"})
+    Traceback (most recent call last):
+    ...
+    tokstream.errors.TokenizerFileError: model.ignore_merges: expected a boolean, got the string 'yes'
+    """
+    return from_table(JSON_TYPES, obj, path, "model")

@@ -1,8 +1,9 @@
 """What the vocabulary models (``wordpiece.py``, ``unigram.py``) share: the prefix table
-their matching loops walk, and the wording of their ``from_json`` errors.
+their matching loops walk.
 
-Not here: the models' own checks and loops (each stays readable in its module), and BPE,
-which looks up whole pieces and merge ranks instead.
+Not here: the models' own checks and loops (each stays readable in its module), their
+``from_json`` field helpers (``tokstream.json_fields``, shared by every component), and
+BPE, which looks up whole pieces and merge ranks instead.
 """
 
 from __future__ import annotations
@@ -42,24 +43,3 @@ def prefix_table(entries: Mapping[str, int]) -> dict[str, int]:
             elif known == PREFIX_ONLY:
                 break
     return table
-
-
-def json_kind(value: object) -> str:
-    """A JSON-ish name of ``value``'s type, for error messages.
-
-    >>> json_kind(None), json_kind(True), json_kind(3), json_kind("x"), json_kind([])
-    ('null', 'a boolean', 'the number 3', "the string 'x'", 'an array')
-    """
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return f"the number {value!r}"
-    if isinstance(value, str):
-        return f"the string {value!r}"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__

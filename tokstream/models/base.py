@@ -10,7 +10,10 @@ A model also declares, as data, what the layers around it may rely on:
 - ``piece_spans``: whether ``encode_piece_spans`` says which characters each token
   covers (offsets); otherwise offsets match each token's spelling along the piece;
 - ``unknown_id``, ``byte_fallback``, ``subword_prefix``, ``word_suffix``: what that
-  spelling match needs.
+  spelling match needs;
+- ``type_name`` and ``from_json`` / ``to_json``: its ``tokenizer.json`` form. Models
+  without a type of their own (``RankBPE``, the SentencePiece models) save as a BPE or
+  Unigram object and load back as that.
 
 A model that declares nothing gets the general path: correct, only not cached as well.
 """
@@ -21,6 +24,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from enum import Enum
 from typing import ClassVar
+
+from ..json_fields import Build, JsonObject
 
 __all__ = ["ByteEncoder", "Model", "Spelling"]
 
@@ -46,6 +51,9 @@ class Model(ABC):
 
     #: ``encode_piece_spans`` is implemented (WordPiece, Unigram).
     piece_spans: ClassVar[bool] = False
+    #: The ``tokenizer.json`` ``"type"`` of the class (``"BPE"``); see the module notes
+    #: for the models without one.
+    type_name: ClassVar[str]
 
     @abstractmethod
     def encode_piece(self, piece: str) -> tuple[int, ...]:
@@ -59,6 +67,15 @@ class Model(ABC):
     @abstractmethod
     def to_json(self) -> dict[str, object]:
         """The ``tokenizer.json`` ``"model"`` object."""
+
+    @classmethod
+    def from_json(cls, obj: JsonObject, path: str = "model", *, build: Build[Model] | None = None) -> Model:
+        """Build from a ``tokenizer.json`` ``"model"`` object (``path`` names it in
+        errors). This default: the class has no JSON form of its own."""
+        raise NotImplementedError(
+            f"{cls.__name__} has no tokenizer.json type of its own: read what its to_json "
+            f"writes with model_from_json"
+        )
 
     @abstractmethod
     def token_to_id(self, spelling: str) -> int | None:

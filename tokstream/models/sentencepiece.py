@@ -20,6 +20,7 @@ from itertools import pairwise
 import regex
 
 from ..errors import unsavable
+from ..json_fields import Build, JsonObject
 from .base import Model
 from .unigram import Unigram
 
@@ -292,6 +293,15 @@ class SentencePieceUnigram(Unigram):
 
     def __reduce__(self) -> tuple[object, tuple[object, ...]]:
         return (_unigram, (self._spm_pieces, self.unk_id, self.byte_fallback))
+
+    @classmethod
+    def from_json(cls, obj: JsonObject, path: str = "model", *, build: Build[Model] | None = None) -> Unigram:
+        """Not ``Unigram.from_json``: the JSON form is a plain ``Unigram`` (piece types are
+        not written), which ``Unigram.from_json`` reads."""
+        raise NotImplementedError(
+            "SentencePieceUnigram has no tokenizer.json type of its own: read what its "
+            "to_json writes with Unigram.from_json (or model_from_json)"
+        )
 
     def to_json(self) -> dict[str, object]:
         """HF ``Unigram``: the pieces with their real spellings (control and unknown

@@ -67,8 +67,9 @@ from heapq import nlargest
 from operator import itemgetter
 from typing import TYPE_CHECKING
 
-from ..errors import TokenizerFileError, TokstreamError
-from ._vocab import ABSENT, json_kind, prefix_table
+from ..errors import TokstreamError
+from ..json_fields import Build, JsonObject, error, expect_object, field, kind
+from ._vocab import ABSENT, prefix_table
 from .base import Model
 
 if TYPE_CHECKING:
@@ -121,6 +122,8 @@ class Unigram(Model):
     """
 
     piece_spans = True
+
+    type_name = "Unigram"
 
     __slots__ = (
         "_byte_fallback",
@@ -550,7 +553,7 @@ class Unigram(Model):
         }
 
     @classmethod
-    def from_json(cls, obj: dict[str, object], path: str = "model") -> Unigram:
+    def from_json(cls, obj: JsonObject, path: str = "model", *, build: Build[Model] | None = None) -> Unigram:
         """Build from a ``tokenizer.json`` ``"model"`` object.
 
         As ``tokenizers``: ``vocab`` is required, ``unk_id`` and ``byte_fallback`` may
@@ -558,54 +561,33 @@ class Unigram(Model):
         ignored. Malformed input raises ``TokenizerFileError`` (a ``ValueError``)
         naming the JSON path, ``path`` being the object's own.
         """
-        if not isinstance(obj, dict):
-            raise TokenizerFileError(
-                f"{path}: expected a Unigram model object, got {json_kind(obj)}"
-            )
-        kind = obj.get("type", "Unigram")
-        if kind != "Unigram":
-            raise TokenizerFileError(f"{path}.type: expected 'Unigram', got {kind!r}")
-        if "vocab" not in obj:
-            raise TokenizerFileError(f"{path}: missing field 'vocab'")
-        raw = obj["vocab"]
+        o = expect_object(obj, path, "a Unigram model object")
+        if o.get("type", "Unigram") != "Unigram":
+            raise error(f"{path}.type", f"expected 'Unigram', got {o['type']!r}")
+        if "vocab" not in o:
+            raise error(path, "missing field 'vocab'")
+        raw = o["vocab"]
         if not isinstance(raw, list):
-            raise TokenizerFileError(
-                f"{path}.vocab: expected an array of [piece, score] pairs, got {json_kind(raw)}"
-            )
+            raise error(f"{path}.vocab", f"expected an array of [piece, score] pairs, got {kind(raw)}")
         vocab: list[tuple[str, float]] = []
         for index, entry in enumerate(raw):
             where = f"{path}.vocab[{index}]"
             if not isinstance(entry, list) or len(entry) != 2:
-                raise TokenizerFileError(f"{where}: expected a [piece, score] pair, got {entry!r}")
+                raise error(where, f"expected a [piece, score] pair, got {entry!r:.80}")
             piece, score = entry
             if not isinstance(piece, str):
-                raise TokenizerFileError(f"{where}[0]: expected a string, got {json_kind(piece)}")
+                raise error(f"{where}[0]", f"expected a string, got {kind(piece)}")
             if isinstance(score, bool) or not isinstance(score, (int, float)):
-                raise TokenizerFileError(f"{where}[1]: expected a number, got {json_kind(score)}")
+                raise error(f"{where}[1]", f"expected a number, got {kind(score)}")
             if not abs(score) <= _MAX_ABS_SCORE:
-                raise TokenizerFileError(
-                    f"{where}[1]: score {score!r} is not finite or above 1e300 in magnitude"
-                )
+                raise error(f"{where}[1]", f"score {score!r} is not finite or above 1e300 in magnitude")
             vocab.append((piece, float(score)))
-        unk_id = obj.get("unk_id")
-        if unk_id is not None and (
-            isinstance(unk_id, bool) or not isinstance(unk_id, int) or unk_id < 0
-        ):
-            raise TokenizerFileError(
-                f"{path}.unk_id: expected a non-negative integer or null, got {unk_id!r}"
-            )
+        unk_id = o.get("unk_id")
+        if unk_id is not None and (type(unk_id) is not int or unk_id < 0):
+            raise error(f"{path}.unk_id", f"expected a non-negative integer or null, got {unk_id!r:.80}")
         if unk_id is not None and unk_id >= len(vocab):
-            raise TokenizerFileError(
-                f"{path}.unk_id: {unk_id} is out of range for {path}.vocab "
-                f"({len(vocab)} pieces)"
-            )
-        byte_fallback = obj.get("byte_fallback")
-        if byte_fallback is None:
-            byte_fallback = False
-        if not isinstance(byte_fallback, bool):
-            raise TokenizerFileError(
-                f"{path}.byte_fallback: expected a boolean, got {json_kind(byte_fallback)}"
-            )
+            raise error(f"{path}.unk_id", f"{unk_id} is out of range for {path}.vocab ({len(vocab)} pieces)")
+        byte_fallback = field(o, "byte_fallback", bool, path, False)
         return cls(vocab, unk_id=unk_id, byte_fallback=byte_fallback)
 
     # ------------------------------------------------------------------ plumbing

@@ -41,16 +41,22 @@ Performance notes
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 
-from ..errors import TokenizerFileError, TokstreamError
-from ._vocab import ABSENT, PREFIX_ONLY, json_kind, prefix_table
+from ..errors import TokstreamError
+from ..json_fields import (
+    MAX_ID,
+    Build,
+    JsonObject,
+    error,
+    expect_object,
+    field,
+    token_ids,
+)
+from ._vocab import ABSENT, PREFIX_ONLY, prefix_table
 from .base import Model
 
 __all__ = ["WordPiece"]
-
-_MAX_ID = 1 << 32  # ids are u32 in tokenizers
 
 
 class WordPiece(Model):
@@ -80,6 +86,8 @@ class WordPiece(Model):
     """
 
     piece_spans = True
+
+    type_name = "WordPiece"
 
     __slots__ = (
         "_cont",
@@ -126,7 +134,7 @@ class WordPiece(Model):
                 raise TypeError(f"vocab keys must be str, got {token!r}")
             if isinstance(token_id, bool) or not isinstance(token_id, int):
                 raise TypeError(f"vocab[{token!r}] must be an int id, got {token_id!r}")
-            if not 0 <= token_id < _MAX_ID:
+            if not 0 <= token_id < MAX_ID:
                 raise TokstreamError(
                     f"vocab[{token!r}] = {token_id} is not a valid id (0 <= id < 2**32)"
                 )
@@ -298,7 +306,7 @@ class WordPiece(Model):
         }
 
     @classmethod
-    def from_json(cls, obj: dict[str, object], path: str = "model") -> WordPiece:
+    def from_json(cls, obj: JsonObject, path: str = "model", *, build: Build[Model] | None = None) -> WordPiece:
         """Build from a ``tokenizer.json`` ``"model"`` object.
 
         As ``tokenizers``: ``type`` may be absent but must be ``"WordPiece"`` when
@@ -307,50 +315,22 @@ class WordPiece(Model):
         ignored. Malformed input raises ``TokenizerFileError`` (a ``ValueError``)
         naming the JSON path, ``path`` being the object's own.
         """
-        if not isinstance(obj, dict):
-            raise TokenizerFileError(
-                f"{path}: expected a WordPiece model object, got {json_kind(obj)}"
+        o = expect_object(obj, path, "a WordPiece model object")
+        if o.get("type", "WordPiece") != "WordPiece":
+            raise error(f"{path}.type", f"expected 'WordPiece', got {o['type']!r}")
+        unk_token = field(o, "unk_token", str, path)
+        prefix = field(o, "continuing_subword_prefix", str, path)
+        max_chars = field(o, "max_input_chars_per_word", int, path)
+        if max_chars < 0:
+            raise error(
+                f"{path}.max_input_chars_per_word", f"expected a non-negative integer, got {max_chars!r}"
             )
-        kind = obj.get("type", "WordPiece")
-        if kind != "WordPiece":
-            raise TokenizerFileError(f"{path}.type: expected 'WordPiece', got {kind!r}")
-        for field in ("unk_token", "continuing_subword_prefix", "max_input_chars_per_word",
-                      "vocab"):
-            if field not in obj:
-                raise TokenizerFileError(f"{path}: missing field {field!r}")
-        unk_token = obj["unk_token"]
-        if not isinstance(unk_token, str):
-            raise TokenizerFileError(
-                f"{path}.unk_token: expected a string, got {json_kind(unk_token)}"
-            )
-        prefix = obj["continuing_subword_prefix"]
-        if not isinstance(prefix, str):
-            raise TokenizerFileError(
-                f"{path}.continuing_subword_prefix: expected a string, got {json_kind(prefix)}"
-            )
-        max_chars = obj["max_input_chars_per_word"]
-        if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 0:
-            raise TokenizerFileError(
-                f"{path}.max_input_chars_per_word: expected a non-negative integer, got "
-                f"{max_chars!r}"
-            )
-        vocab = obj["vocab"]
-        if not isinstance(vocab, dict):
-            raise TokenizerFileError(
-                f"{path}.vocab: expected an object mapping token to id, got {json_kind(vocab)}"
-            )
-        for token, token_id in vocab.items():
-            if isinstance(token_id, bool) or not isinstance(token_id, int) or not (
-                0 <= token_id < _MAX_ID
-            ):
-                raise TokenizerFileError(
-                    f"{path}.vocab[{json.dumps(token)}]: expected an integer id in "
-                    f"[0, 2**32), got {token_id!r}"
-                )
+        vocab = token_ids(o, "vocab", path)
         if unk_token not in vocab:
-            raise TokenizerFileError(
-                f"{path}.unk_token: {unk_token!r} is not in {path}.vocab ({len(vocab)} "
-                f"tokens); WordPiece needs it for words it cannot segment"
+            raise error(
+                f"{path}.unk_token",
+                f"{unk_token!r} is not in {path}.vocab ({len(vocab)} tokens); WordPiece needs it "
+                f"for words it cannot segment",
             )
         return cls(
             vocab,

@@ -7,7 +7,8 @@ r"""The ``Normalizer`` interface and what the normalizer families share.
   (deleting runs) and ``_compose`` (a second step's spans mapped through the first's).
 - ``_Chars``: a character table as fast stdlib ``re`` classes; ``_parse_ranges``,
   ``_char_class`` and ``_has_astral`` around it.
-- The JSON field helpers of the ``_from_json`` constructors (``_get``, ``_field_error``).
+
+The ``from_json`` constructors read their fields with ``tokstream.json_fields``.
 
 ``tokenizers`` keeps its ``Normalizer`` trait and ``NormalizedString`` alignment in
 ``normalizer.rs``; nothing here builds a ``NormalizedString``: a step returns its text and,
@@ -25,13 +26,12 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping
-from typing import ClassVar, Final, TypeVar
+from collections.abc import Callable, Iterable
+from typing import ClassVar
 
-from ..errors import TokenizerFileError
+from ..json_fields import Build, JsonObject
 
 Spans = list[tuple[int, int]]
-_T = TypeVar("_T")
 
 
 def _parse_ranges(spec: str) -> list[tuple[int, int]]:
@@ -214,24 +214,15 @@ class Normalizer(ABC):
         return f"{type(self).__name__}({inner})"
 
     @classmethod
-    def _from_json(cls, obj: Mapping[str, object], path: str) -> Normalizer:
+    def from_json(
+        cls, obj: JsonObject, path: str = "normalizer", *, build: Build[Normalizer] | None = None
+    ) -> Normalizer:
+        """Build from its ``tokenizer.json`` object (``path`` names it in errors;
+        ``build`` makes a ``Sequence``'s members). This default serves the types with no
+        fields; a class with no ``type_name`` has no JSON form of its own."""
+        if getattr(cls, "type_name", None) is None:
+            raise NotImplementedError(
+                f"{cls.__name__} has no tokenizer.json type of its own: read what its "
+                f"to_json writes with normalizer_from_json"
+            )
         return cls()
-
-
-# ------------------------------------------------------------------------------ JSON
-
-
-def _field_error(path: str, name: str, expected: str, got: object) -> TokenizerFileError:
-    if got is None:
-        return TokenizerFileError(f"{path}: missing field {name!r} ({expected})")
-    return TokenizerFileError(f"{path}.{name}: expected {expected}, got {got!r:.80}")
-
-
-_TYPE_NAMES: Final = {bool: "a boolean", str: "a string"}
-
-
-def _get(obj: Mapping[str, object], name: str, kind: type[_T], path: str) -> _T:
-    value = obj.get(name)
-    if not isinstance(value, kind):
-        raise _field_error(path, name, _TYPE_NAMES.get(kind, kind.__name__), value)
-    return value

@@ -17,9 +17,10 @@ Not here: the rest of BERT's text processing, the whitespace and punctuation spl
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Final
 
+from ..json_fields import Build, JsonObject, field
 from ._tables import _BERT_CONTROLS, _BERT_NONSPACING_MARKS
 from .base import (
     Normalizer,
@@ -27,8 +28,6 @@ from .base import (
     _char_class,
     _Chars,
     _compose,
-    _field_error,
-    _get,
     _has_astral,
     _identity,
     _remove_aligned,
@@ -149,15 +148,15 @@ class BertNormalizer(Normalizer):
         }
 
     @classmethod
-    def _from_json(cls, obj: Mapping[str, object], path: str) -> Normalizer:
-        strip = obj.get("strip_accents")
-        if strip is not None and not isinstance(strip, bool):
-            raise _field_error(path, "strip_accents", "a boolean or null", strip)
+    def from_json(
+        cls, obj: JsonObject, path: str = "normalizer", *, build: Build[Normalizer] | None = None
+    ) -> BertNormalizer:
         return cls(
-            clean_text=_get(obj, "clean_text", bool, path),
-            handle_chinese_chars=_get(obj, "handle_chinese_chars", bool, path),
-            strip_accents=strip,
-            lowercase=_get(obj, "lowercase", bool, path),
+            clean_text=field(obj, "clean_text", bool, path),
+            handle_chinese_chars=field(obj, "handle_chinese_chars", bool, path),
+            # Absent or null: follow lowercase (serde's Option).
+            strip_accents=field(obj, "strip_accents", bool, path, None),
+            lowercase=field(obj, "lowercase", bool, path),
         )
 
 

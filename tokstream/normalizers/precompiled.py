@@ -23,14 +23,15 @@ import binascii
 import functools
 import re
 import struct
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Final
 
 import numpy as np
 import regex
 
-from ..errors import TokenizerFileError, TokstreamError
-from .base import Normalizer, Spans, _Chars, _get
+from ..errors import TokstreamError
+from ..json_fields import Build, JsonObject, error, field
+from .base import Normalizer, Spans, _Chars
 
 # Two characters that may start one extended grapheme cluster (UAX #29's no-break
 # rules for a cluster's first two characters, loosened: a superset is harmless).
@@ -432,14 +433,14 @@ class Precompiled(Normalizer):
         return f"Precompiled(<{len(self._charsmap)}-byte charsmap>)"
 
     @classmethod
-    def _from_json(cls, obj: Mapping[str, object], path: str) -> Normalizer:
-        encoded = _get(obj, "precompiled_charsmap", str, path)
+    def from_json(
+        cls, obj: JsonObject, path: str = "normalizer", *, build: Build[Normalizer] | None = None
+    ) -> Precompiled:
+        encoded = field(obj, "precompiled_charsmap", str, path)
         try:
             data = base64.b64decode(encoded, validate=True)
         except (binascii.Error, ValueError) as e:
-            raise TokenizerFileError(
-                f"{path}.precompiled_charsmap: not valid base64 ({e})"
-            ) from None
+            raise error(f"{path}.precompiled_charsmap", f"not valid base64 ({e})") from None
         return cls(data)
 
 

@@ -9,9 +9,8 @@ Not here: ``Append``, which is on ``tokenizers``' main branch only (not in a rel
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from .base import Normalizer, Spans, _get, _identity
+from ..json_fields import Build, JsonObject, field
+from .base import Normalizer, Spans, _identity
 
 
 class Prepend(Normalizer):
@@ -49,5 +48,5 @@ class Prepend(Normalizer):
         return {"type": self.type_name, "prepend": self.prepend}
 
     @classmethod
-    def _from_json(cls, obj: Mapping[str, object], path: str) -> Normalizer:
-        return cls(_get(obj, "prepend", str, path))
+    def from_json(cls, obj: JsonObject, path: str = "normalizer", *, build: Build[Normalizer] | None = None) -> Prepend:
+        return cls(field(obj, "prepend", str, path))

@@ -18,13 +18,14 @@ inserts ``content`` literally, as here).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Final
 
 import regex
 
 from ..errors import TokstreamError
-from .base import Normalizer, Spans, _field_error, _get, _identity
+from ..json_fields import Build, JsonObject, field, pattern
+from .base import Normalizer, Spans, _identity
 
 
 def _can_match_empty(pattern: str, compiled: regex.Pattern[str]) -> bool:
@@ -145,11 +146,6 @@ class Replace(Normalizer):
         return f"Replace({self.pattern!r}, {self.content!r}{flag})"
 
     @classmethod
-    def _from_json(cls, obj: Mapping[str, object], path: str) -> Normalizer:
-        pattern = obj.get("pattern")
-        if not isinstance(pattern, dict) or len(pattern) != 1:
-            raise _field_error(path, "pattern", 'an object {"String": ...} or {"Regex": ...}', pattern)
-        ((kind, value),) = pattern.items()
-        if kind not in ("String", "Regex") or not isinstance(value, str):
-            raise _field_error(path, "pattern", 'an object {"String": ...} or {"Regex": ...}', pattern)
-        return cls(value, _get(obj, "content", str, path), is_regex=kind == "Regex")
+    def from_json(cls, obj: JsonObject, path: str = "normalizer", *, build: Build[Normalizer] | None = None) -> Replace:
+        text, is_regex = pattern(obj, path)
+        return cls(text, field(obj, "content", str, path), is_regex=is_regex)

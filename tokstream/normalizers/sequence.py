@@ -1,16 +1,15 @@
 """``Sequence``: apply several normalizers in order, composing their spans.
 
-As ``Sequence`` in ``tokenizers``' ``normalizers/utils.rs``. Reading one from JSON reads
-its members with the package's ``normalizer_from_json``, imported when called: the
-package imports this module.
+As ``Sequence`` in ``tokenizers``' ``normalizers/utils.rs``. ``from_json`` builds its
+members with the ``build`` callable that ``normalizer_from_json`` passes in.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
-from ..errors import TokenizerFileError
-from .base import Normalizer, Spans, _compose, _field_error, _identity
+from ..json_fields import Build, JsonObject, members
+from .base import Normalizer, Spans, _compose, _identity
 
 
 class Sequence(Normalizer):
@@ -60,18 +59,5 @@ class Sequence(Normalizer):
         return f"Sequence({list(self.normalizers)!r})"
 
     @classmethod
-    def _from_json(cls, obj: Mapping[str, object], path: str) -> Normalizer:
-        from . import normalizer_from_json  # the package imports this module
-
-        items = obj.get("normalizers")
-        if not isinstance(items, list):
-            raise _field_error(path, "normalizers", "a list", items)
-        members = []
-        for i, item in enumerate(items):
-            member = normalizer_from_json(item, f"{path}.normalizers[{i}]")
-            if member is None:
-                raise TokenizerFileError(
-                    f"{path}.normalizers[{i}]: expected a normalizer object, got null"
-                )
-            members.append(member)
-        return cls(members)
+    def from_json(cls, obj: JsonObject, path: str = "normalizer", *, build: Build[Normalizer] | None = None) -> Sequence:
+        return cls(members(obj, "normalizers", path, build))

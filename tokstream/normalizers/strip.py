@@ -13,11 +13,11 @@ Not here: decomposition. ``StripAccents`` removes marks only; as with ``tokenize
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Final
 
+from ..json_fields import Build, JsonObject, field
 from ._tables import _STRIP_ACCENTS_MARKS
-from .base import Normalizer, Spans, _Chars, _get, _identity, _remove_aligned
+from .base import Normalizer, Spans, _Chars, _identity, _remove_aligned
 
 # Unicode White_Space, what Rust's str::trim removes (Strip). Not str.strip(), whose
 # whitespace also has U+001C..U+001F.
@@ -70,10 +70,10 @@ class Strip(Normalizer):
         return {"type": self.type_name, "strip_left": self.strip_left, "strip_right": self.strip_right}
 
     @classmethod
-    def _from_json(cls, obj: Mapping[str, object], path: str) -> Normalizer:
+    def from_json(cls, obj: JsonObject, path: str = "normalizer", *, build: Build[Normalizer] | None = None) -> Strip:
         return cls(
-            strip_left=_get(obj, "strip_left", bool, path),
-            strip_right=_get(obj, "strip_right", bool, path),
+            strip_left=field(obj, "strip_left", bool, path),
+            strip_right=field(obj, "strip_right", bool, path),
         )
 
 

@@ -27,8 +27,9 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
+from ..json_fields import Build, JsonObject
 from ..stability import NO_CUT, Cut
 
 if TYPE_CHECKING:
@@ -52,6 +53,10 @@ class PreTokenizer(ABC):
 
     __slots__ = ()
 
+    #: The ``tokenizer.json`` ``"type"`` of the class; a class without one (``RegexSplit``)
+    #: is written as other types and has no JSON form of its own to read.
+    type_name: ClassVar[str]
+
     @abstractmethod
     def pre_tokenize(self, pieces: list[str]) -> list[str]:
         """The pieces every piece of ``pieces`` splits into, in order."""
@@ -69,6 +74,20 @@ class PreTokenizer(ABC):
     @abstractmethod
     def to_json(self) -> dict[str, object]:
         """The ``tokenizer.json`` object of this pre-tokenizer."""
+
+    @classmethod
+    def from_json(
+        cls, obj: JsonObject, path: str = "pre_tokenizer", *, build: Build[PreTokenizer] | None = None
+    ) -> PreTokenizer:
+        """Build from its ``tokenizer.json`` object (``path`` names it in errors;
+        ``build`` makes a ``Sequence``'s members). This default serves the types with no
+        fields."""
+        if getattr(cls, "type_name", None) is None:
+            raise NotImplementedError(
+                f"{cls.__name__} has no tokenizer.json type of its own: read what its "
+                f"to_json writes with pre_tokenizer_from_json"
+            )
+        return cls()
 
     # ------------------------------------------------------------- declarations
 

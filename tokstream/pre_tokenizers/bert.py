@@ -31,6 +31,8 @@ class BertPreTokenizer(PreTokenizer):
     classes runs at about 30 MB/s.
     """
 
+    type_name = "BertPreTokenizer"
+
     def cut_rule(self) -> Cut:
         """Every ASCII whitespace character splits."""
         return Cut(CutKind.WHITESPACE)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import regex
 
+from ..json_fields import Build, JsonObject, field
 from ..models.base import Spelling
 from ..stability import Cut
 from .base import PreTokenizer, SpannedPiece, _inserted
@@ -28,6 +29,8 @@ from .unicode16 import _matches, _spans
 class ByteLevel(PreTokenizer):
     """GPT-2 byte-level: optional prefix space, optional GPT-2 regex split, then each
     piece's UTF-8 bytes spelled in the byte-level alphabet (``tokstream.byte_level.BYTE_TO_CHAR``)."""
+
+    type_name = "ByteLevel"
 
     def __init__(self, *, add_prefix_space: bool = True, use_regex: bool = True, trim_offsets: bool = True) -> None:
         self.add_prefix_space, self.use_regex, self.trim_offsets = add_prefix_space, use_regex, trim_offsets
@@ -90,3 +93,13 @@ class ByteLevel(PreTokenizer):
             "trim_offsets": self.trim_offsets,
             "use_regex": self.use_regex,
         }
+
+    @classmethod
+    def from_json(
+        cls, obj: JsonObject, path: str = "pre_tokenizer", *, build: Build[PreTokenizer] | None = None
+    ) -> ByteLevel:
+        return cls(
+            add_prefix_space=field(obj, "add_prefix_space", bool, path, True),
+            use_regex=field(obj, "use_regex", bool, path, True),
+            trim_offsets=field(obj, "trim_offsets", bool, path, True),
+        )

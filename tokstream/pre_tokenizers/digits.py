@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import re
 
+from ..json_fields import Build, JsonObject, field
 from ._tables import _NUMERIC
 from .base import PreTokenizer, SpannedPiece, _sliced, _split_ranges, _split_spans
 
 
 class Digits(PreTokenizer):
     """Split digits off; ``individual_digits`` makes each digit its own piece."""
+
+    type_name = "Digits"
 
     def __init__(self, *, individual_digits: bool = False) -> None:
         self.individual_digits = individual_digits
@@ -41,3 +44,9 @@ class Digits(PreTokenizer):
 
     def to_json(self) -> dict[str, object]:
         return {"type": "Digits", "individual_digits": self.individual_digits}
+
+    @classmethod
+    def from_json(
+        cls, obj: JsonObject, path: str = "pre_tokenizer", *, build: Build[PreTokenizer] | None = None
+    ) -> Digits:
+        return cls(individual_digits=field(obj, "individual_digits", bool, path, False))

@@ -12,6 +12,7 @@ Not handled: the ``add_prefix_space`` field of ``tokenizer.json`` files written 
 
 from __future__ import annotations
 
+from ..json_fields import Build, JsonObject, field
 from ..stability import NO_CUT, Cut, CutKind
 from .base import (
     PreTokenizer,
@@ -27,6 +28,8 @@ class Metaspace(PreTokenizer):
     """SentencePiece whitespace: spaces become ``replacement`` (``▁``), which is also
     prepended (``prepend_scheme`` "always", or "first" for the first piece only), and
     with ``split`` each ``▁`` starts a new piece."""
+
+    type_name = "Metaspace"
 
     def cut_rule(self) -> Cut:
         """With ``split``, every piece starts at a run of ``▁`` (spaces)."""
@@ -80,6 +83,16 @@ class Metaspace(PreTokenizer):
 
     def to_json(self) -> dict[str, object]:
         return {"type": "Metaspace", "replacement": self.replacement, "prepend_scheme": self.prepend_scheme, "split": self.split}
+
+    @classmethod
+    def from_json(
+        cls, obj: JsonObject, path: str = "pre_tokenizer", *, build: Build[PreTokenizer] | None = None
+    ) -> Metaspace:
+        return cls(
+            replacement=field(obj, "replacement", str, path, "\u2581"),
+            prepend_scheme=field(obj, "prepend_scheme", str, path, "always"),
+            split=field(obj, "split", bool, path, True),
+        )
 
 
 def _find_all(text: str, sub: str) -> list[int]:

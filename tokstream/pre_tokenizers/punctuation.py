@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import regex
 
+from ..json_fields import Build, JsonObject, field
 from ._tables import _PUNCT
 from .base import PreTokenizer, SpannedPiece, _sliced, _split_ranges, _split_spans
 
 
 class Punctuation(PreTokenizer):
     """Split off punctuation characters with a delimiter behavior (default Isolated)."""
+
+    type_name = "Punctuation"
 
     _regex = regex.compile(_PUNCT)
 
@@ -41,3 +44,9 @@ class Punctuation(PreTokenizer):
 
     def to_json(self) -> dict[str, object]:
         return {"type": "Punctuation", "behavior": self.behavior}
+
+    @classmethod
+    def from_json(
+        cls, obj: JsonObject, path: str = "pre_tokenizer", *, build: Build[PreTokenizer] | None = None
+    ) -> Punctuation:
+        return cls(field(obj, "behavior", str, path, "Isolated"))

@@ -6,6 +6,7 @@ Each member is applied to every piece of the one before it, for ``pre_tokenize``
 
 from __future__ import annotations
 
+from ..json_fields import Build, JsonObject, members
 from ..models.base import Spelling
 from ..stability import Cut
 from .base import PreTokenizer, SpannedPiece
@@ -14,6 +15,8 @@ from .regex_split import RegexSplit, regex_cut_rule
 
 class Sequence(PreTokenizer):
     """Apply pre-tokenizers in order, each to every piece of the one before."""
+
+    type_name = "Sequence"
 
     def __init__(self, pretokenizers: list[PreTokenizer]) -> None:
         self.pretokenizers = pretokenizers
@@ -47,3 +50,10 @@ class Sequence(PreTokenizer):
 
     def to_json(self) -> dict[str, object]:
         return {"type": "Sequence", "pretokenizers": [p.to_json() for p in self.pretokenizers]}
+
+    @classmethod
+    def from_json(
+        cls, obj: JsonObject, path: str = "pre_tokenizer", *, build: Build[PreTokenizer] | None = None
+    ) -> Sequence:
+        """Its members are built by ``build`` (``pre_tokenizer_from_json``)."""
+        return cls(members(obj, "pretokenizers", path, build))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import regex
 
+from ..json_fields import Build, JsonObject, field, pattern
 from .base import PreTokenizer, SpannedPiece, _sliced, _split_ranges, _split_spans
 from .patterns import _BY_ONIGURUMA
 from .regex_split import RegexSplit
@@ -24,6 +25,8 @@ from .unicode16 import _spans
 class Split(PreTokenizer):
     """Split on a literal string or a regex, with a delimiter behavior; ``invert`` swaps
     what counts as the delimiter."""
+
+    type_name = "Split"
 
     def __init__(self, pattern: str, behavior: str, *, invert: bool = False, is_regex: bool = True) -> None:
         self.pattern, self.behavior, self.invert, self.is_regex = pattern, behavior, invert, is_regex
@@ -53,3 +56,10 @@ class Split(PreTokenizer):
     def to_json(self) -> dict[str, object]:
         key = "Regex" if self.is_regex else "String"
         return {"type": "Split", "pattern": {key: self.pattern}, "behavior": self.behavior, "invert": self.invert}
+
+    @classmethod
+    def from_json(
+        cls, obj: JsonObject, path: str = "pre_tokenizer", *, build: Build[PreTokenizer] | None = None
+    ) -> Split:
+        text, is_regex = pattern(obj, path)
+        return cls(text, field(obj, "behavior", str, path), invert=field(obj, "invert", bool, path, False), is_regex=is_regex)

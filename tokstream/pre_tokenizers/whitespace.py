@@ -21,6 +21,8 @@ from .unicode16 import _matches, _spans
 class Whitespace(PreTokenizer):
     """``\\w+|[^\\w\\s]+`` pieces; whitespace is dropped."""
 
+    type_name = "Whitespace"
+
     def cut_rule(self) -> Cut:
         """Every ASCII whitespace character splits."""
         return Cut(CutKind.WHITESPACE)
@@ -39,6 +41,8 @@ class Whitespace(PreTokenizer):
 
 class WhitespaceSplit(PreTokenizer):
     """Split on Unicode whitespace, dropping it."""
+
+    type_name = "WhitespaceSplit"
 
     def cut_rule(self) -> Cut:
         """Every ASCII whitespace character splits."""
