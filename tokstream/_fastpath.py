@@ -119,21 +119,23 @@ _SHORT = 256
 class PieceEncoder:
     """Pre-tokenize with ``pre`` and encode each piece with ``encode_piece``, cached.
 
-    ``encode_piece`` takes a piece's UTF-8 bytes; ``ranks`` answers the common case
-    (the piece is one token) without calling it. ``encode`` raises
+    ``encode_piece`` takes a piece's UTF-8 bytes; the map ``whole()`` gives (asked for
+    on the first cold call, kept as ``ranks``) answers the common case, a piece that is
+    one token, without calling it. ``encode`` raises
     ``UnicodeEncodeError`` on lone surrogates; the caller replaces them and retries.
     """
 
-    __slots__ = ("pre", "ranks", "encode_piece", "_pieces", "_parts", "chunk_ids")
+    __slots__ = ("pre", "ranks", "encode_piece", "_pieces", "_parts", "_whole", "chunk_ids")
 
     def __init__(
         self,
         pre: RegexSplit,
         encode_piece: Callable[[bytes], Ids],
-        ranks: Mapping[bytes, int],
+        whole: Callable[[], Mapping[bytes, int]],
     ) -> None:
         self.pre = pre
-        self.ranks = ranks
+        self.ranks: Mapping[bytes, int] | None = None  # whole(), on the first cold call
+        self._whole = whole
         self.encode_piece = encode_piece
         needs_unicode16 = pre.needs_unicode16
 
@@ -287,7 +289,10 @@ class PieceEncoder:
             raise _Unicode16
         # Most pieces are tokens themselves: a C-level lookup each, BPE for the rest.
         raw = list(map(str.encode, unseen))
-        found = list(map(self.ranks.get, raw))
+        ranks = self.ranks
+        if ranks is None:
+            ranks = self.ranks = self._whole()
+        found = list(map(ranks.get, raw))
         encode_piece = self.encode_piece
         ids = [(r,) if r is not None else encode_piece(b) for r, b in zip(found, raw)]
         self._pieces.store(dict(zip(unseen, ids)))

@@ -162,9 +162,13 @@ class Pipeline:
             pieces = self._cut_re.findall(text) if self._cut_re is not None else [text]
         return list(chain.from_iterable(map(self._pieces.__getitem__, pieces)))
 
-    def encode_plain_offsets(self, text: str, start: int = 0) -> tuple[list[int], off.Spans]:
+    def encode_plain_offsets(
+        self, text: str, start: int = 0, *, table: Sequence[bytes | None] | None = None
+    ) -> tuple[list[int], off.Spans]:
         """``encode_plain(text)`` and each token's ``(start, end)`` in code points of
-        ``text``, shifted by ``start`` (``offsets`` module notes).
+        ``text``, shifted by ``start`` (``offsets`` module notes). ``table``: the token
+        bytes table (``token_bytes_table()``, which the tokenizer keeps), for the bytes
+        path.
 
         Raises ``UnicodeEncodeError`` exactly when ``encode_plain`` does (lone
         surrogates the model or the byte-level path cannot encode), so the caller
@@ -174,7 +178,8 @@ class Pipeline:
             return [], []
         if self._byte_exact:
             found = self.encode_plain(text)
-            table = self.token_bytes_table()
+            if table is None:
+                table = self.token_bytes_table()
             by_bytes = off.char_offsets(text.encode("utf-8"), [len(table[i] or b"") for i in found])
             return found, [(a + start, b + start) for a, b in by_bytes] if start else by_bytes
         spans: off.Spans
@@ -256,9 +261,9 @@ class Pipeline:
         rules = self.decoder.bytes_rules if self.decoder is not None else BytesRule.NONE
         spellings = model.spellings()
         if rules is BytesRule.BYTE_LEVEL:
-            # Byte-level vocabularies: one bulk translate (``byte_level.proxies_to_bytes``).
-            for (i, s), data in zip(spellings.items(), proxies_to_bytes(spellings.values())):
-                table[i] = data if data is not None else s.encode("utf-8", "surrogatepass")
+            # Byte-level vocabularies: read in bulk, once (``Model.byte_level_bytes``).
+            for i, data in model.byte_level_bytes().items():
+                table[i] = data if data is not None else spellings[i].encode("utf-8", "surrogatepass")
         else:
             token_bytes = spelling_bytes(rules, model.subword_prefix)
             for i, s in spellings.items():

@@ -108,15 +108,13 @@ class Tokenizer:
         self._special_tokens = dict(pipeline.added.special_tokens)
         special_ids = frozenset(self._special_tokens.values())
         self._vocab = Vocabulary(
-            pipeline.token_bytes_table(),
+            pipeline.token_bytes_table,
+            n_vocab=n_vocab,
             special_ids=special_ids,
             added_ids=pipeline.added_ids,
             spellings=pipeline.spellings,
             name=self.name,
         )
-        # decode_bytes' table (a list: map(list.__getitem__, ids) is ~30% faster than a
-        # tuple's slot wrapper), and the set skip_special_tokens drops.
-        self._table = list(self._vocab.table)
         self._special_ids = special_ids
         # Byte-local decoders (a rank file's, a lone ByteLevel): decode is the table.
         self._byte_decode = byte_local(pipeline.decoder)
@@ -320,15 +318,16 @@ class Tokenizer:
     def _offsets(self, text: str, matcher: Matcher | None) -> tuple[list[int], list[tuple[int, int]]]:
         """Ids and offsets of policy-checked ``text``: an added token spans its match."""
         pipeline = self.pipeline
+        table = self._vocab.table
         if matcher is None:
-            return pipeline.encode_plain_offsets(text)
+            return pipeline.encode_plain_offsets(text, table=table)
         ids: list[int] = []
         offsets: list[tuple[int, int]] = []
         pos = 0
         for piece, token in matcher.split(text):
             end = pos + len(piece)
             if token is None:
-                more_ids, more = pipeline.encode_plain_offsets(piece, pos)
+                more_ids, more = pipeline.encode_plain_offsets(piece, pos, table=table)
                 ids += more_ids
                 offsets += more
             else:
@@ -486,7 +485,7 @@ class Tokenizer:
         not in the vocabulary.
         """
         ids = ids if isinstance(ids, (list, tuple)) else list(ids)
-        table = self._table
+        table = self._vocab.table
         try:
             data = b"".join(map(table.__getitem__, ids))  # type: ignore[arg-type]
         except (IndexError, TypeError):
@@ -522,7 +521,7 @@ class Tokenizer:
         return self._vocab.token_bytes(token_id)
 
     def _raise_bad_id(self, ids: Sequence[int]) -> None:
-        table = self._table
+        table = self._vocab.table
         for i in ids:
             if not isinstance(i, (int, np.integer)) or not 0 <= i < len(table) or table[i] is None:
                 raise InvalidTokenIdError(i, self.name, self._n_vocab)

@@ -6,16 +6,16 @@
 
 - ``token_bytes(id)`` and the whole ``table``: each id's bytes in decoded text (the
   byte-level proxy undone, ``▁`` as a space, ``<0xXX>`` as its byte; None for an id
-  the vocabulary does not have);
+  the vocabulary does not have), built on first use;
 - ``special_ids``, and ``added_ids``: the ids the post-processor puts before and after
   a text (BOS, CLS / EOS, SEP);
 - ``spellings``: each id's spelling in the vocabulary (``"Ġhello"``, ``"▁the"``);
 - ``index``: the ``VocabIndex`` (token bytes sorted, and in a trie), built on first use,
   once, under a lock.
 
-Cost: a ``Vocabulary`` is built with its tokenizer (O(V) for the bytes table, which it
-shares with ``Tokenizer.decode``); ``spellings`` and ``index`` cost nothing until used
-(``VocabIndex`` has its own Cost note).
+Cost: nothing is built until used, once, under a lock: the bytes table (O(V), shared
+with ``Tokenizer.decode``; ~40 ms for Llama 3, which an encode-only user never pays),
+the spellings and the index (``VocabIndex`` has its own Cost note).
 """
 
 from __future__ import annotations
@@ -45,27 +45,53 @@ class Vocabulary:
     (b'hello', True, ((), ()))
     """
 
-    __slots__ = ("_index", "_lock", "_spell", "_spellings", "added_ids", "n_vocab", "name", "special_ids", "table")
+    __slots__ = (
+        "_index",
+        "_lock",
+        "_make_table",
+        "_spell",
+        "_spellings",
+        "_table",
+        "added_ids",
+        "n_vocab",
+        "name",
+        "special_ids",
+    )
 
     def __init__(
         self,
-        table: Sequence[bytes | None],
+        table: Callable[[], list[bytes | None]],
         *,
+        n_vocab: int,
         special_ids: frozenset[int],
         added_ids: tuple[tuple[int, ...], tuple[int, ...]] = ((), ()),
         spellings: Callable[[], Sequence[str | None]],
         name: str = "tokenizer",
     ) -> None:
-        #: Each id's bytes (None: the id is a hole). Read-only.
-        self.table: tuple[bytes | None, ...] = tuple(table)
-        self.n_vocab: int = len(self.table)
+        self._make_table = table
+        self._table: list[bytes | None] | None = None
+        self.n_vocab: int = n_vocab
         self.special_ids: frozenset[int] = special_ids
         self.added_ids: tuple[tuple[int, ...], tuple[int, ...]] = added_ids
         self.name = name
         self._spell = spellings
         self._spellings: tuple[str | None, ...] | None = None
         self._index: VocabIndex | None = None
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # the index reads the table under it
+
+    @property
+    def table(self) -> list[bytes | None]:
+        """Each id's bytes (None: the id is a hole), ``n_vocab`` of them. Read-only: it
+        is the tokenizer's own decode table."""
+        table = self._table
+        if table is None:
+            with self._lock:
+                table = self._table
+                if table is None:
+                    table = self._table = self._make_table()
+                    if len(table) != self.n_vocab:  # pragma: no cover - a pipeline bug
+                        raise RuntimeError(f"{self.name}: {len(table)} token bytes for {self.n_vocab} ids")
+        return table
 
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes ``token_id`` contributes to decoded text; ``InvalidTokenIdError``

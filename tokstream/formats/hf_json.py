@@ -31,6 +31,7 @@ from ..models import model_from_json
 from ..models.base import Model
 from ..normalizers import normalizer_from_json
 from ..pipeline import Pipeline
+from . import gc_paused
 from ..pre_tokenizers import pre_tokenizer_from_json
 from ..processors import processor_from_json
 
@@ -90,14 +91,14 @@ def _pipeline(data: object) -> Pipeline:
 def pipeline_from_json(text: str | bytes, *, source: str = "tokenizer.json") -> Pipeline:
     """The ``Pipeline`` of a ``tokenizer.json``'s text (``source`` names it in errors)."""
     try:
-        data = json.loads(text)
+        with gc_paused():
+            data = json.loads(text)
+            return _pipeline(data)
     except json.JSONDecodeError as e:
         raise TokenizerFileError(
             f"{source}: not valid JSON at line {e.lineno}, column {e.colno} ({e.msg}); "
             f"is the file truncated?"
         ) from e
-    try:
-        return _pipeline(data)
     except NotImplementedError as e:
         raise NotImplementedError(f"{source}: {e}") from None
     except TokenizerFileError as e:

@@ -16,6 +16,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Final
 
 from ..errors import TokenizerFileError, UnknownTokenizerError
+from . import gc_paused
 from .tiktoken import check_sha256, parse_ranks
 
 if TYPE_CHECKING:
@@ -100,14 +101,15 @@ def load_embedded(name: str) -> Tokenizer:
             except lzma.LZMAError as e:
                 raise TokenizerFileError(f"embedded {label}.xz is damaged: {e}") from e
             check_sha256(data, spec.sha256, label)
-            tok = Tokenizer(
-                parse_ranks(data, label),
-                pattern=spec.pattern,
-                special_tokens=spec.special_tokens,
-                name=canonical,
-                explicit_n_vocab=spec.n_vocab,
-                recipe=(load_embedded, (canonical,)),  # pickles as its name
-            )
+            with gc_paused():
+                tok = Tokenizer(
+                    parse_ranks(data, label),
+                    pattern=spec.pattern,
+                    special_tokens=spec.special_tokens,
+                    name=canonical,
+                    explicit_n_vocab=spec.n_vocab,
+                    recipe=(load_embedded, (canonical,)),  # pickles as its name
+                )
             _loaded[canonical] = tok
     return tok
 

@@ -60,6 +60,8 @@ from ..models.sentencepiece import PieceType, SentencePieceBPE, SentencePieceUni
 from ..normalizers.sentencepiece import SentencePieceNormalizer
 from ..pipeline import Pipeline
 from ..pre_tokenizers.sentencepiece import SpaceRunCut, cuttable
+from . import gc_paused
+from .sentencepiece import parse_sentencepiece
 
 __all__ = ["read_sentencepiece_file", "sentencepiece_pipeline"]
 
@@ -77,8 +79,11 @@ def read_sentencepiece_file(path: str | os.PathLike[str]) -> tuple[bytes, str]:
 
 def sentencepiece_pipeline(data: bytes, *, name: str) -> Pipeline:
     """The pipeline of a ``.model`` file's bytes (``name`` for errors)."""
-    from .sentencepiece import parse_sentencepiece
+    with gc_paused():
+        return _pipeline(data, name)
 
+
+def _pipeline(data: bytes, name: str) -> Pipeline:
     m = parse_sentencepiece(data, name)
     pieces = [(p.piece, float(p.score), int(p.type)) for p in m.pieces]
     model_type = int(m.model_type)

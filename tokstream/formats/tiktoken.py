@@ -14,6 +14,7 @@ import os
 import re
 import sys
 from ..errors import HashMismatchError, TokenizerFileError
+from . import gc_paused
 
 __all__ = ["check_sha256", "parse_ranks", "read_rank_file"]
 
@@ -116,4 +117,5 @@ def read_rank_file(path: str | os.PathLike[str], *, expected_hash: str | None = 
     label = os.path.basename(source)
     if expected_hash is not None:
         check_sha256(data, expected_hash, label)
-    return parse_ranks(data, label), label.split(".")[0]
+    with gc_paused():
+        return parse_ranks(data, label), label.split(".")[0]

@@ -25,14 +25,17 @@ from collections.abc import Callable, Mapping
 from enum import Enum
 from typing import ClassVar
 
+from ..byte_level import proxies_to_bytes
+
 from ..json_fields import Build, JsonObject
 
 __all__ = ["ByteEncoder", "Model", "Spelling"]
 
 Ids = tuple[int, ...]
-#: ``(encode_bytes, whole)``: encode a piece's UTF-8 bytes; ``whole`` maps a piece's
-#: bytes to its id when that piece is one token without merging (may be empty).
-ByteEncoder = tuple[Callable[[bytes], Ids], Mapping[bytes, int]]
+#: ``(encode_bytes, whole)``: encode a piece's UTF-8 bytes; ``whole()`` gives the map of
+#: a piece's bytes to its id when that piece is one token without merging (may be
+#: empty), called on the first cold encode (it is O(V) to build for a spelled vocabulary).
+ByteEncoder = tuple[Callable[[bytes], Ids], Callable[[], Mapping[bytes, int]]]
 
 
 class Spelling(Enum):
@@ -103,6 +106,12 @@ class Model(ABC):
         """``(encode_bytes, whole)`` when pieces spelled ``spelling`` can be encoded
         from their raw UTF-8 bytes; None (the default) when they cannot."""
         return None
+
+    def byte_level_bytes(self) -> Mapping[int, bytes | None]:
+        """Each id's spelling read in the byte-level alphabet (None where a spelling
+        holds a character outside it): the bytes of a byte-level vocabulary's tokens."""
+        spellings = self.spellings()
+        return dict(zip(spellings, proxies_to_bytes(spellings.values())))
 
     def raw_bytes(self) -> Mapping[bytes, int] | None:
         """Token bytes -> id when the tokens *are* their bytes (a rank file), whatever

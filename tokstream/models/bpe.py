@@ -32,6 +32,7 @@ from operator import itemgetter
 from typing import Any, Final
 
 import numpy as np
+import numpy.typing as npt
 
 from ..byte_level import bytes_to_proxy, proxies_to_bytes, proxy_to_bytes
 from ..errors import TokenizerFileError
@@ -49,6 +50,11 @@ from .base import ByteEncoder, Model, Spelling
 from .ranks import merges_for_ranks
 
 __all__ = ["BPE"]
+
+_U64 = npt.NDArray[np.uint64]
+_I64 = npt.NDArray[np.int64]
+#: ``_pair_ids`` once the pair table is built.
+_NO_IDS: Final = (np.empty(0, np.uint64), np.empty(0, np.uint64), np.empty(0, np.int64))
 
 _BUCKETS_MIN: Final = 24
 #: A merge in the pair table: ``rank << _ID_BITS | merged_id`` (ids are below 2**32).
@@ -90,10 +96,12 @@ class BPE(Model):
         "continuing_subword_prefix",
         "end_of_word_suffix",
         "dropout",
+        "_pair_ids",
         "_pairs",
         "_stride",
         "_unk_id",
         "_byte_ids",
+        "_byte_level",
     )
 
     def __init__(
@@ -156,15 +164,19 @@ class BPE(Model):
         if vocab and not (min(ids) >= 0 and max(ids) < MAX_ID):
             raise ValueError(f"{where}.vocab: ids must be in [0, 2**32), as tokenizers' (u32)")
         self._stride = stride = max(ids, default=0) + 1
-        self._lefts, self._rights, self._pairs = _pair_table(
-            vocab, merge_blocks, n_merges, continuing_subword_prefix or "", stride, where
+        # The merges are checked (and their ids found) now; the dict the merge loop
+        # reads is built from those ids on first use (``_pair_dict``).
+        self._lefts, self._rights, self._pair_ids = _merge_ids_of(
+            vocab, merge_blocks, n_merges, continuing_subword_prefix or "", where
         )
+        self._pairs: dict[int, int] | None = None
         self._unk_id: int | None = None
         if unk_token is not None:
             self._unk_id = self.vocab.get(unk_token)
         self._byte_ids: list[int | None] | None = None
         if byte_fallback:
             self._byte_ids = [self.vocab.get(f"<0x{b:02X}>") for b in range(256)]
+        self._byte_level: dict[int, bytes | None] | None = None
 
     @property
     def merges(self) -> list[tuple[str, str]]:
@@ -313,11 +325,22 @@ class BPE(Model):
         def encode_bytes(piece: bytes) -> tuple[int, ...]:
             return encode_piece(bytes_to_proxy(piece))
 
-        whole: dict[Any, int] = {}
-        if self.ignore_merges:
-            whole = dict(zip(proxies_to_bytes(self.vocab), self.vocab.values()))
-            whole.pop(None, None)  # spellings outside the byte-level alphabet have no bytes
+        def whole() -> Mapping[bytes, int]:
+            if not self.ignore_merges:
+                return {}
+            by_id = self.byte_level_bytes()
+            found: dict[Any, int] = dict(zip(by_id.values(), by_id))
+            found.pop(None, None)  # spellings outside the byte-level alphabet have no bytes
+            return found
+
         return encode_bytes, whole
+
+    def byte_level_bytes(self) -> Mapping[int, bytes | None]:
+        """Read once and kept: the fast path's whole-token map and the tokenizer's
+        bytes table both need it (~25 ms for Llama 3)."""
+        if self._byte_level is None:
+            self._byte_level = dict(zip(self.vocab.values(), proxies_to_bytes(self.vocab)))
+        return self._byte_level
 
     def rank_form(self, spelling: Spelling, specials: Mapping[str, int]) -> dict[bytes, int] | None:
         """The tiktoken ranks this model encodes as, when it is exactly what
@@ -393,9 +416,20 @@ class BPE(Model):
             if tid is not None:
                 return (tid,)
         symbols = self.symbols(piece)
+        pairs = self._pairs if self._pairs is not None else self._pair_dict()
         if self.dropout and rng is not None:
-            return tuple(_merge_ids_heap(symbols, self._pairs, self._stride, self.dropout, rng))
-        return tuple(_merge_ids(symbols, self._pairs, self._stride))
+            return tuple(_merge_ids_heap(symbols, pairs, self._stride, self.dropout, rng))
+        return tuple(_merge_ids(symbols, pairs, self._stride))
+
+    def _pair_dict(self) -> dict[int, int]:
+        """The pair table ``left_id * stride + right_id -> rank << 32 | merged_id``,
+        built from the ids found at load, once (~50 ms for Llama 3's 280k merges: a
+        tokenizer that only decodes, or whose text is whole tokens, never builds it)."""
+        if self._pairs is None:
+            a_ids, b_ids, new_ids = self._pair_ids
+            self._pairs = _pair_table(a_ids, b_ids, new_ids, self._stride)
+            self._pair_ids = _NO_IDS  # 7 MB for Llama 3, no longer needed
+        return self._pairs
 
 
 #: ``from_json`` splits and looks up the merges in blocks of this many, so that the new
@@ -403,21 +437,19 @@ class BPE(Model):
 _BLOCK: Final = 4096
 
 
-def _pair_table(
+def _merge_ids_of(
     vocab: Mapping[str, int],
     blocks: Iterable[tuple[list[str], list[str]]],
     n: int,
     prefix: str,
-    stride: int,
     where: str,
-) -> tuple[list[str], list[str], dict[int, int]]:
-    """The merges' left and right parts, and the pair table ``left_id * stride +
-    right_id -> rank << 32 | merged_id``, the first merge of a pair winning.
+) -> tuple[list[str], list[str], tuple[_U64, _U64, _I64]]:
+    """The merges' left and right parts, and the ids of their parts and merged tokens;
+    a merge whose part or merged token is not a token raises, naming it.
 
     ``blocks`` give the ``n`` merges in order as (left parts, right parts). The lookups
-    are C-level (``itemgetter``) into numpy arrays and the keys numpy arithmetic (module
-    notes); only a merge whose parts are not tokens is looked for in Python, to name
-    it. ``stride`` is at most 2**32, so keys fit in uint64.
+    are C-level (``itemgetter``) into numpy arrays (module notes); only a merge whose
+    parts are not tokens is looked for in Python, to name it.
     """
     lefts: list[str] = []
     rights: list[str] = []
@@ -454,10 +486,16 @@ def _pair_table(
         lefts += left
         rights += right
         start = end
+    return lefts, rights, (a_ids, b_ids, new_ids)
+
+
+def _pair_table(a_ids: _U64, b_ids: _U64, new_ids: _I64, stride: int) -> dict[int, int]:
+    """``left_id * stride + right_id -> rank << 32 | merged_id``, the first merge of a
+    pair winning (numpy arithmetic; ``stride`` is at most 2**32, so keys fit in uint64)."""
     keys = a_ids * np.uint64(stride) + b_ids
-    merges = (np.arange(n, dtype=np.int64) << _ID_BITS) | new_ids
+    merges = (np.arange(len(keys), dtype=np.int64) << _ID_BITS) | new_ids
     # Reversed, so that the first merge of a repeated pair is the one kept.
-    return lefts, rights, dict(zip(keys[::-1].tolist(), merges[::-1].tolist()))
+    return dict(zip(keys[::-1].tolist(), merges[::-1].tolist()))
 
 
 def _unique_ids(vocab: dict[str, int], path: str) -> dict[str, int]:

@@ -98,7 +98,10 @@ class RankBPE(Model):
 
     def byte_encoder(self, spelling: Spelling) -> ByteEncoder | None:
         """Text pieces encode from their bytes, and a piece that is a token is that token."""
-        return (self.encode_bytes, self.ranks) if spelling is Spelling.TEXT else None
+        if spelling is not Spelling.TEXT:
+            return None
+        ranks = self.ranks
+        return self.encode_bytes, lambda: ranks
 
     def token_to_id(self, spelling: str) -> int | None:
         data = proxy_to_bytes(spelling)
