@@ -23,6 +23,7 @@ Each decoder declares, as data, what the layers around it rely on:
 from __future__ import annotations
 
 import enum
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from typing import ClassVar, Final
 
@@ -89,7 +90,7 @@ class StreamKind(enum.Enum):
     SENTENCEPIECE = "sentencepiece"
 
 
-class Decoder:
+class Decoder(ABC):
     """Base class: ``decode_chain(tokens) -> pieces`` of text (module notes)."""
 
     #: The ``tokenizer.json`` ``"type"`` of the class; a class without one
@@ -100,15 +101,17 @@ class Decoder:
     #: A token's text depends on whether it is the last one (``BPEDecoder``).
     depends_on_last: ClassVar[bool] = False
 
+    @abstractmethod
     def decode_chain(self, tokens: list[str]) -> list[str]:
-        raise NotImplementedError
+        """The text pieces of ``tokens`` (token spellings), as ``tokenizers``' trait."""
 
     def stages(self) -> list[Decoder]:
         """The decoders applied in order (a ``Sequence`` flattened)."""
         return [self]
 
+    @abstractmethod
     def to_json(self) -> dict[str, object]:
-        raise NotImplementedError
+        """The ``tokenizer.json`` object of this decoder."""
 
     @classmethod
     def from_json(cls, obj: JsonObject, path: str = "decoder", *, build: Build[Decoder] | None = None) -> Decoder:

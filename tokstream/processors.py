@@ -11,6 +11,8 @@ no ids) and Sequence, named after their ``tokenizer.json`` "type". They run when
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 from collections.abc import Mapping
 from typing import ClassVar, Final
 
@@ -29,21 +31,23 @@ __all__ = [
 ]
 
 
-class PostProcessor:
+class PostProcessor(ABC):
     """Base class: ``process(ids) -> ids`` for one sequence."""
 
     #: The ``tokenizer.json`` ``"type"`` of the class.
     type_name: ClassVar[str]
 
+    @abstractmethod
     def process(self, ids: list[int]) -> list[int]:
-        raise NotImplementedError
+        """The ids of one sequence with the template's special tokens around them."""
 
+    @abstractmethod
     def added_ids(self) -> tuple[list[int], list[int]]:
         """The ids this processor puts before and after the sequence."""
-        raise NotImplementedError
 
+    @abstractmethod
     def to_json(self) -> dict[str, object]:
-        raise NotImplementedError
+        """The ``tokenizer.json`` object of this post-processor."""
 
     @classmethod
     def from_json(

@@ -134,7 +134,7 @@ def _regex_cut(
     ``split`` must return pieces that concatenate to ``text`` (the named patterns
     match every character); otherwise nothing is provably final and 0 is returned.
     Only a tail is split: the known patterns start a piece at every space that
-    follows a non-space (``pre_tokenizers._SPACE_SAFE``), and the last such space
+    follows a non-space (``pre_tokenizers.patterns.SPACE_SAFE_PATTERNS``), and the last such space
     with more than whitespace after it is itself a cut, so the largest cut lies in
     the tail from there and the split of that tail agrees with the whole text's.
     """

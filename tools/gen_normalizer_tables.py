@@ -6,7 +6,7 @@ the running Python, because they carry the sets of characters where ``tokenizers
 ``tokenizers`` with every code point but the surrogates (which a Rust string cannot
 hold), joined into a few large texts (a separator keeps neighbours apart):
 
-- ``_NF_PROTECTED`` (``normalizers/unicode.py``): the characters that Unicode 17.0
+- ``NF_PROTECTED`` (``normalizers/unicode.py``): the characters that Unicode 17.0
   decomposes, gives a nonzero combining class or puts in a composition pair, on which
   ``tokenizers``' NFC/NFD/NFKC/NFKD show none of it. Each candidate is probed alone (its
   decomposition), between a base and U+0334 (class 1) or after U+0345 (class 240)
@@ -15,14 +15,14 @@ hold), joined into a few large texts (a separator keeps neighbours apart):
   ``tokenizers`` does not compose, but it reorders). The script then checks the rule
   the normalizers build on the set: on every probe, ``tokenizers`` gives
   ``unicodedata``'s result with each protected character left in place as a starter.
-- ``_STRIP_ACCENTS_MARKS`` (``strip.py``): what ``StripAccents`` removes.
-- ``_BERT_NONSPACING_MARKS`` (``bert.py``): what ``BertNormalizer``'s strip_accents
+- ``STRIP_ACCENTS_MARKS`` (``strip.py``): what ``StripAccents`` removes.
+- ``BERT_NONSPACING_MARKS`` (``bert.py``): what ``BertNormalizer``'s strip_accents
   removes from the characters that ``tokenizers``' NFD leaves alone. The others never
   reach the removal: a run of them goes in where members lie on both sides of it (one
   range fewer), else it stays out.
-- ``_BERT_CONTROLS`` (``bert.py``): what ``BertNormalizer``'s clean_text removes (the
+- ``BERT_CONTROLS`` (``bert.py``): what ``BertNormalizer``'s clean_text removes (the
   whitespace it turns into ``" "`` is not removed).
-- ``_LOWER_ADDED`` (``lowercase.py``): ``Lowercase`` of the characters first assigned
+- ``LOWER_ADDED`` (``lowercase.py``): ``Lowercase`` of the characters first assigned
   after Unicode 13.0 (Python 3.10's ``unicodedata``, the oldest supported) that it
   changes, as runs ``(first, last, delta)`` of consecutive characters with one delta.
   The Age property comes from ``unicodedataplus`` (any release from 13.0 on gives the
@@ -35,7 +35,7 @@ blocks, Nmt's lists, White_Space) stay with their classes.
 Run: ``pip install 'unicodedata2==17.0.*' unicodedataplus tokenizers==0.23.3``, then
 ``python tools/gen_normalizer_tables.py`` writes the module, and ``--check`` compares
 instead (exit 1 and a diff on a difference). ``unicodedata2`` must be 17.0: the version
-``_NF_PROTECTED`` is defined against (``_tables`` says so). About 8 s;
+``NF_PROTECTED`` is defined against (``_tables`` says so). About 8 s;
 ``tests/normalizers/test_normalizer_tables.py`` runs the same probes in process.
 """
 
@@ -54,7 +54,7 @@ import tokenizers
 from tokenizers import normalizers as hf
 
 TARGET = Path(__file__).resolve().parents[1] / "tokstream" / "normalizers" / "_tables.py"
-UNICODE = "17.0.0"  # the Unicode version of _NF_PROTECTED (unicodedata2's data)
+UNICODE = "17.0.0"  # the Unicode version of NF_PROTECTED (unicodedata2's data)
 
 
 @functools.cache
@@ -192,9 +192,9 @@ def lower_added() -> list[tuple[int, int, int]]:
 
 
 def spell_ranges(ranges: list[tuple[int, int]]) -> list[str]:
-    """``_parse_ranges`` syntax, six ranges a line."""
+    """``parse_ranges`` syntax, six ranges a line."""
     items = [f"{a:X}" if a == b else f"{a:X}-{b:X}" for a, b in ranges]
-    return ["_parse_ranges("] + ['    "' + " ".join(items[i : i + 6]) + ' "' for i in range(0, len(items), 6)] + [")"]
+    return ["parse_ranges("] + ['    "' + " ".join(items[i : i + 6]) + ' "' for i in range(0, len(items), 6)] + [")"]
 
 
 def spell_runs(runs: list[tuple[int, int, int]]) -> list[str]:
@@ -203,7 +203,7 @@ def spell_runs(runs: list[tuple[int, int, int]]) -> list[str]:
 
 # name: (comment, compute, spell), in the order of the module
 TABLES: dict[str, tuple[str, Callable[[], Any], Callable[[Any], list[str]]]] = {
-    "_NF_PROTECTED": (
+    "NF_PROTECTED": (
         (
             "Characters that unicode-normalization-alignments does not know: Unicode 17.0\n"
             "decomposes them, composes them or gives them a combining class, tokenizers'\n"
@@ -212,12 +212,12 @@ TABLES: dict[str, tuple[str, Callable[[], Any], Callable[[Any], list[str]]]] = {
         nf_protected,
         spell_ranges,
     ),
-    "_STRIP_ACCENTS_MARKS": (
+    "STRIP_ACCENTS_MARKS": (
         "Rust's unicode_normalization_alignments::char::is_combining_mark (StripAccents).",
         strip_accents_marks,
         spell_ranges,
     ),
-    "_BERT_NONSPACING_MARKS": (
+    "BERT_NONSPACING_MARKS": (
         (
             "unicode_categories' is_mark_nonspacing (Mn, Unicode 8.0), for BertNormalizer's\n"
             "strip_accents. Characters that NFD never outputs are in or out, whichever makes\n"
@@ -226,7 +226,7 @@ TABLES: dict[str, tuple[str, Callable[[], Any], Callable[[Any], list[str]]]] = {
         bert_nonspacing_marks,
         spell_ranges,
     ),
-    "_BERT_CONTROLS": (
+    "BERT_CONTROLS": (
         (
             "What BertNormalizer's clean_text removes: unicode_categories' is_other (Cc, Cf, Co;\n"
             "not Cn) minus tab, newline and carriage return, plus U+0000 and U+FFFD."
@@ -234,7 +234,7 @@ TABLES: dict[str, tuple[str, Callable[[], Any], Callable[[Any], list[str]]]] = {
         bert_controls,
         spell_ranges,
     ),
-    "_LOWER_ADDED": (
+    "LOWER_ADDED": (
         (
             "Rust's to_lowercase (Unicode 17.0) for the characters whose mapping is newer than\n"
             "Unicode 13.0 (Python 3.10): (first, last, delta), every character of the run maps to\n"
@@ -258,7 +258,7 @@ def split_blocks(text: str) -> dict[str, str]:
     """The tables of a module text written by this script, by name (blocks have no blank line)."""
     found = {}
     for chunk in text.split("\n\n"):
-        m = re.search(r"^(_[A-Z0-9_]+): Final = ", chunk, re.MULTILINE)
+        m = re.search(r"^([A-Z][A-Z0-9_]*): Final = ", chunk, re.MULTILINE)
         if m:
             found[m.group(1)] = chunk.strip("\n")
     return found
@@ -277,7 +277,7 @@ def header() -> str:
         "\n"
         "from typing import Final\n"
         "\n"
-        "from .base import _parse_ranges\n"
+        "from .base import parse_ranges\n"
     )
 
 

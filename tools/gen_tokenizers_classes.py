@@ -6,8 +6,8 @@ Unicode tables of the installed ``regex`` release (which move on: regex 2026.9 c
 U+1246F as a number, tokenizers 0.23 does not; its ``\\p{P}`` has U+061D, which
 tokenizers' older tables do not):
 
-- ``_PUNCT``: ``is_punctuation`` (BertPreTokenizer, Punctuation);
-- ``_NUMERIC``: Rust's ``char::is_numeric`` (Digits).
+- ``PUNCT``: ``is_punctuation`` (BertPreTokenizer, Punctuation);
+- ``NUMERIC``: Rust's ``char::is_numeric`` (Digits).
 
 Each code point is put between two ``a`` and run through ``tokenizers``' ``Punctuation``
 and ``Digits(individual_digits=True)``, 50,000 code points per call; the ones cut out
@@ -55,7 +55,7 @@ def as_class(points: list[int]) -> str:
 
 
 def classes() -> tuple[list[int], list[int]]:
-    """The code points of ``_PUNCT`` and ``_NUMERIC``, as the installed ``tokenizers`` has them."""
+    """The code points of ``PUNCT`` and ``NUMERIC``, as the installed ``tokenizers`` has them."""
     return isolated(Punctuation()), isolated(Digits(individual_digits=True))
 
 
@@ -85,10 +85,10 @@ def render(punct: list[int], numeric: list[int], version: str) -> str:
         "",
         "# tokenizers' is_punctuation: ASCII punctuation, or a Unicode P* character in the",
         "# library's own Unicode tables (BertPreTokenizer, Punctuation).",
-        *_assignment("_PUNCT", punct),
+        *_assignment("PUNCT", punct),
         "",
         "# Rust's char::is_numeric (Nd, Nl, No) as the library has it (Digits).",
-        *_assignment("_NUMERIC", numeric),
+        *_assignment("NUMERIC", numeric),
     ]
     return "\n".join(lines) + "\n"
 

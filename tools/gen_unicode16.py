@@ -20,7 +20,7 @@ tuples of int pairs: Python compiles 3,400 tuples in about 16 ms whenever no ``.
 is kept (``PYTHONDONTWRITEBYTECODE``), a string in 0.1 ms, and parsing it takes 1 ms.
 
 Which code points the installed ``regex`` classifies differently is found at run time,
-once, from these ranges (``unicode16._unicode16_fixes``).
+once, from these ranges (``unicode16.unicode16_fixes``).
 ``tests/pre_tokenizers/test_unicode16.py`` regenerates the module and compares.
 
 Run: ``pip install unicodedataplus==16.0.0.post1 && python tools/gen_unicode16.py`` writes the

@@ -3,8 +3,8 @@
 The generator probes the installed ``tokenizers`` with every code point; here it runs in
 process, and each table it writes must equal the file's, as values and byte for byte as
 source text (so a hand edit of the file, or a ``tokenizers`` release that moved a
-character, fails here, naming the table). ``_NF_PROTECTED`` needs ``unicodedata2`` 17.0
-(the Unicode version the table is defined against) and ``_LOWER_ADDED`` the Age property
+character, fails here, naming the table). ``NF_PROTECTED`` needs ``unicodedata2`` 17.0
+(the Unicode version the table is defined against) and ``LOWER_ADDED`` the Age property
 of ``unicodedataplus``; both are in the test extra, and the table skips without them.
 """
 
@@ -19,11 +19,11 @@ gen = load_tool("gen_normalizer_tables")
 
 
 def _require(name: str) -> None:
-    if name == "_NF_PROTECTED":
+    if name == "NF_PROTECTED":
         ud = pytest.importorskip("unicodedata2")
         if ud.unidata_version != gen.UNICODE:
             pytest.skip(f"unicodedata2 has Unicode {ud.unidata_version}; the table is read against {gen.UNICODE}")
-    elif name == "_LOWER_ADDED":
+    elif name == "LOWER_ADDED":
         pytest.importorskip("unicodedataplus")
 
 

@@ -18,7 +18,7 @@ import regex
 from helpers import REPO, assert_same_ids_as_tiktoken, load_tool
 
 from tokstream.pre_tokenizers import RegexSplit
-from tokstream.pre_tokenizers.unicode16 import _OTHER, _STAND_IN, _unicode16_fixes
+from tokstream.pre_tokenizers.unicode16 import _OTHER, _STAND_IN, unicode16_fixes
 
 DATA = REPO / "tokstream" / "pre_tokenizers" / "_unicode16.py"
 
@@ -75,7 +75,7 @@ def oracle() -> dict[int, str]:
 
 def test_fixes_equal_oracle() -> None:
     want = oracle()
-    guard, table = _unicode16_fixes()
+    guard, table = unicode16_fixes()
     if table != want:
         wrong = sorted(set(table) ^ set(want) | {cp for cp in table if table[cp] != want.get(cp)})
         pytest.fail(
@@ -113,7 +113,7 @@ def test_reclassified_characters_match_tiktoken(name, ours, reference) -> None:
     checks its stand-in.
     """
     tok, enc = ours(name), reference(name)
-    differing = set(oracle()) | set(_unicode16_fixes()[1])
+    differing = set(oracle()) | set(unicode16_fixes()[1])
     if not differing:
         pytest.skip(f"regex {regex.__version__} classifies every character as Unicode 16.0 does")
     chars = [chr(cp) for cp in sorted(differing)]

@@ -77,7 +77,7 @@ text; a stdlib ``re`` class search guards the rare characters that need more (pr
 characters, lowercase fixes); ``unicodedata.normalize``, ``str.lower``, ``str.replace``,
 ``str.strip`` and ``re.sub`` do the work.
 
-- A mixed ``re`` class of a few hundred ranges scans at only 5-15 MB/s, so ``_Chars``
+- A mixed ``re`` class of a few hundred ranges scans at only 5-15 MB/s, so ``CharSet``
   (``base``) splits each table into a BMP class (400-1500 MB/s) and an astral class
   that only runs on text holding an astral character.
 - ``str.translate`` with a dict runs a lookup per character once the text is not ASCII

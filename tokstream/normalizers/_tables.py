@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Final
 
-from .base import _parse_ranges
+from .base import parse_ranges
 
 # Characters that unicode-normalization-alignments does not know: Unicode 17.0
 # decomposes them, composes them or gives them a combining class, tokenizers'
 # NFC/NFD/NFKC/NFKD do not (see normalizers/unicode.py).
-_NF_PROTECTED: Final = _parse_ranges(
+NF_PROTECTED: Final = parse_ranges(
     "7FD 897-89F 8CA-8D3 9FE C3C D3B-D3C "
     "EBA 1715 1ABF-1ADD 1AE0-1AEB 1DF6-1DFA 32FF "
     "A7F1-A7F4 A82C AB69 105C9 105D2 105DA "
@@ -31,7 +31,7 @@ _NF_PROTECTED: Final = _parse_ranges(
 )
 
 # Rust's unicode_normalization_alignments::char::is_combining_mark (StripAccents).
-_STRIP_ACCENTS_MARKS: Final = _parse_ranges(
+STRIP_ACCENTS_MARKS: Final = parse_ranges(
     "300-36F 483-489 591-5BD 5BF 5C1-5C2 5C4-5C5 "
     "5C7 610-61A 64B-65F 670 6D6-6DC 6DF-6E4 "
     "6E7-6E8 6EA-6ED 711 730-74A 7A6-7B0 7EB-7F3 "
@@ -79,7 +79,7 @@ _STRIP_ACCENTS_MARKS: Final = _parse_ranges(
 # unicode_categories' is_mark_nonspacing (Mn, Unicode 8.0), for BertNormalizer's
 # strip_accents. Characters that NFD never outputs are in or out, whichever makes
 # fewer ranges (out on a tie).
-_BERT_NONSPACING_MARKS: Final = _parse_ranges(
+BERT_NONSPACING_MARKS: Final = parse_ranges(
     "300-36F 483-487 591-5BD 5BF 5C1-5C2 5C4-5C5 "
     "5C7 610-61A 64B-65F 670 6D6-6DC 6DF-6E4 "
     "6E7-6E8 6EA-6ED 711 730-74A 7A6-7B0 7EB-7F3 "
@@ -129,7 +129,7 @@ _BERT_NONSPACING_MARKS: Final = _parse_ranges(
 
 # What BertNormalizer's clean_text removes: unicode_categories' is_other (Cc, Cf, Co;
 # not Cn) minus tab, newline and carriage return, plus U+0000 and U+FFFD.
-_BERT_CONTROLS: Final = _parse_ranges(
+BERT_CONTROLS: Final = parse_ranges(
     "0-8 B-C E-1F 7F-9F AD 600-605 "
     "61C 6DD 70F 180E 200B-200F 202A-202E "
     "2060-2064 2066-206F E000-F8FF FEFF FFF9-FFFB FFFD "
@@ -140,7 +140,7 @@ _BERT_CONTROLS: Final = _parse_ranges(
 # Rust's to_lowercase (Unicode 17.0) for the characters whose mapping is newer than
 # Unicode 13.0 (Python 3.10): (first, last, delta), every character of the run maps to
 # itself + delta. Read off tokenizers' Lowercase on every code point.
-_LOWER_ADDED: Final = [
+LOWER_ADDED: Final = [
     (0x1C89, 0x1C89, 1),
     (0x2C2F, 0x2C2F, 48),
     (0xA7C0, 0xA7C0, 1),

@@ -3,10 +3,10 @@ r"""The ``Normalizer`` interface and what the normalizer families share.
 - ``Normalizer``: the abstract step (``normalize``, ``normalize_continued``,
   ``normalize_aligned``, ``to_json``), compared by its ``tokenizer.json`` form; the
   package docstring states the span rules every ``normalize_aligned`` follows.
-- The span helpers: ``_identity`` (each character spans itself), ``_remove_aligned``
-  (deleting runs) and ``_compose`` (a second step's spans mapped through the first's).
-- ``_Chars``: a character table as fast stdlib ``re`` classes; ``_parse_ranges``,
-  ``_char_class`` and ``_has_astral`` around it.
+- The span helpers: ``identity_spans`` (each character spans itself), ``remove_aligned``
+  (deleting runs) and ``compose_spans`` (a second step's spans mapped through the first's).
+- ``CharSet``: a character table as fast stdlib ``re`` classes; ``parse_ranges``,
+  ``char_class`` and ``has_astral`` around it.
 
 The ``from_json`` constructors read their fields with ``tokstream.json_fields``.
 
@@ -18,7 +18,7 @@ Performance notes
 -----------------
 A mixed ``re`` class of a few hundred ranges scans at only 5-15 MB/s: ``re`` keeps the
 BMP part as a bitmap but tests every astral range, one by one, for every character.
-``_Chars`` splits each table into a BMP class (400-1500 MB/s) and an astral class that
+``CharSet`` splits each table into a BMP class (400-1500 MB/s) and an astral class that
 only runs on text holding an astral character (a UTF-16 length check, at GB/s).
 """
 
@@ -34,7 +34,7 @@ from ..json_fields import Build, JsonObject
 Spans = list[tuple[int, int]]
 
 
-def _parse_ranges(spec: str) -> list[tuple[int, int]]:
+def parse_ranges(spec: str) -> list[tuple[int, int]]:
     """``"300-36F 483"`` -> ``[(0x300, 0x36F), (0x483, 0x483)]``."""
     out = []
     for item in spec.split():
@@ -43,7 +43,7 @@ def _parse_ranges(spec: str) -> list[tuple[int, int]]:
     return out
 
 
-def _char_class(ranges: Iterable[tuple[int, int]]) -> str:
+def char_class(ranges: Iterable[tuple[int, int]]) -> str:
     """A regex character class (for ``re`` and ``regex``) holding the given ranges."""
     body = "".join(
         f"\\U{a:08X}" if a == b else f"\\U{a:08X}-\\U{b:08X}" for a, b in ranges
@@ -51,12 +51,12 @@ def _char_class(ranges: Iterable[tuple[int, int]]) -> str:
     return f"[{body}]"
 
 
-def _has_astral(text: str) -> bool:
+def has_astral(text: str) -> bool:
     """Whether ``text`` holds a character above U+FFFF (UTF-16 encoding runs at GB/s)."""
     return not text.isascii() and len(text.encode("utf-16-le", "surrogatepass")) != 2 * len(text)
 
 
-class _Chars:
+class CharSet:
     """A set of code points as stdlib ``re`` classes: the BMP part and the rest.
 
     ``re`` keeps the BMP part of a class as a bitmap but tests its astral ranges one
@@ -76,31 +76,31 @@ class _Chars:
         parts = []
         self.bmp = self.astral = None
         if low:
-            parts.append(_char_class(low) + plus)
+            parts.append(char_class(low) + plus)
             self.bmp = re.compile(parts[-1])
         if high:
             # The lookahead turns BMP characters away with one comparison.
-            parts.append(r"(?=[\U00010000-\U0010FFFF])" + _char_class(high) + plus)
-            self.astral = re.compile(_char_class(high) + plus)
+            parts.append(r"(?=[\U00010000-\U0010FFFF])" + char_class(high) + plus)
+            self.astral = re.compile(char_class(high) + plus)
         #: Both parts in one pattern, for single-pass rewrites of text with astral chars.
         self.any = re.compile("|".join(parts) or "(?!)")
 
     def search(self, text: str) -> bool:
         if self.bmp is not None and self.bmp.search(text) is not None:
             return True
-        return self.astral is not None and _has_astral(text) and self.astral.search(text) is not None
+        return self.astral is not None and has_astral(text) and self.astral.search(text) is not None
 
     def remove(self, text: str) -> str:
         """Delete every member (two passes: removals commute)."""
         if self.bmp is not None:
             text = self.bmp.sub("", text)
-        if self.astral is not None and _has_astral(text):
+        if self.astral is not None and has_astral(text):
             text = self.astral.sub("", text)
         return text
 
     def sub(self, repl: Callable[[re.Match[str]], str], text: str) -> str:
         """Replace every match of a member (run) by ``repl(match)``, in one pass."""
-        if self.astral is not None and _has_astral(text):
+        if self.astral is not None and has_astral(text):
             return self.any.sub(repl, text)
         if self.bmp is None:
             return text
@@ -110,25 +110,25 @@ class _Chars:
 # ------------------------------------------------------------------------ spans
 
 
-def _identity(a: int, b: int) -> Spans:
+def identity_spans(a: int, b: int) -> Spans:
     return [(k, k + 1) for k in range(a, b)]
 
 
-def _remove_aligned(text: str, pattern: re.Pattern[str]) -> tuple[str, Spans]:
+def remove_aligned(text: str, pattern: re.Pattern[str]) -> tuple[str, Spans]:
     """``pattern.sub("", text)`` with spans; ``pattern`` matches runs of removed chars."""
     out: list[str] = []
     spans: Spans = []
     pos = 0
     for m in pattern.finditer(text):
         out.append(text[pos : m.start()])
-        spans.extend(_identity(pos, m.start()))
+        spans.extend(identity_spans(pos, m.start()))
         pos = m.end()
     out.append(text[pos:])
-    spans.extend(_identity(pos, len(text)))
+    spans.extend(identity_spans(pos, len(text)))
     return "".join(out), spans
 
 
-def _compose(inner: Spans, outer: Spans) -> Spans:
+def compose_spans(inner: Spans, outer: Spans) -> Spans:
     """Spans of a second step (over the first step's output) mapped to the input.
 
     ``inner`` maps the intermediate text to the input, ``outer`` the output to the

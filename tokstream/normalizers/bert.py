@@ -2,8 +2,8 @@ r"""``BertNormalizer``: BERT's clean-up, CJK spacing, accent stripping and lower
 
 As ``tokenizers``' ``normalizers/bert.rs``, with its character sets: ``clean_text``
 removes the control characters (Cc, Cf, Co) and ``strip_accents`` the nonspacing marks
-(Mn) of the crate ``unicode_categories`` (Unicode 8.0). ``_BERT_CONTROLS`` and
-``_BERT_NONSPACING_MARKS`` (``_tables``) are those sets, read off ``tokenizers`` for
+(Mn) of the crate ``unicode_categories`` (Unicode 8.0). ``BERT_CONTROLS`` and
+``BERT_NONSPACING_MARKS`` (``_tables``) are those sets, read off ``tokenizers`` for
 every code point, not the current categories. The whitespace that ``clean_text`` turns
 into ``" "`` (``_BERT_SPACES``, Rust's ``char::is_whitespace``) and the "Chinese
 characters" (``_BERT_CJK``, the CJK blocks of bert.rs's ``is_chinese_char``) are short
@@ -21,19 +21,19 @@ from collections.abc import Callable
 from typing import Final
 
 from ..json_fields import Build, JsonObject, field
-from ._tables import _BERT_CONTROLS, _BERT_NONSPACING_MARKS
+from ._tables import BERT_CONTROLS, BERT_NONSPACING_MARKS
 from .base import (
     Normalizer,
     Spans,
-    _char_class,
-    _Chars,
-    _compose,
-    _has_astral,
-    _identity,
-    _remove_aligned,
+    char_class,
+    CharSet,
+    compose_spans,
+    has_astral,
+    identity_spans,
+    remove_aligned,
 )
-from .lowercase import _rust_lower, _rust_lower_aligned
-from .unicode import _nf, _nf_aligned
+from .lowercase import rust_lower, rust_lower_aligned
+from .unicode import nf, nf_aligned
 
 # What clean_text turns into " " (Rust's char::is_whitespace), after the removals:
 # U+000B, U+000C, U+0085 are White_Space but also Cc, so they are removed first.
@@ -45,9 +45,9 @@ _BERT_CJK: Final = [
     (0x2A700, 0x2B81F), (0x2B920, 0x2CEAF), (0x2F800, 0x2FA1F),
 ]
 
-_BERT_MN_CHARS: Final = _Chars(_BERT_NONSPACING_MARKS)
-_BERT_CONTROL_CHARS: Final = _Chars(_BERT_CONTROLS)
-_BERT_CJK_CHARS: Final = _Chars(_BERT_CJK, runs=False)
+_BERT_MN_CHARS: Final = CharSet(BERT_NONSPACING_MARKS)
+_BERT_CONTROL_CHARS: Final = CharSet(BERT_CONTROLS)
+_BERT_CJK_CHARS: Final = CharSet(_BERT_CJK, runs=False)
 
 
 class BertNormalizer(Normalizer):
@@ -111,19 +111,19 @@ class BertNormalizer(Normalizer):
         if self.clean_text:
             text = _bert_spaces(_BERT_CONTROL_CHARS.remove(text))
         if self.handle_chinese_chars and not text.isascii():
-            split = _BERT_CJK_SPLIT_ANY if _has_astral(text) else _BERT_CJK_SPLIT_BMP
+            split = _BERT_CJK_SPLIT_ANY if has_astral(text) else _BERT_CJK_SPLIT_BMP
             parts = split(text)
             if len(parts) > 1:
                 # The captured ideographs sit at odd indices: one join spaces them.
                 text = " ".join(parts)
         if self._strips and not text.isascii():
-            text = _BERT_MN_CHARS.remove(_nf("NFD", text))
+            text = _BERT_MN_CHARS.remove(nf("NFD", text))
         if self.lowercase:
-            text = _rust_lower(text)
+            text = rust_lower(text)
         return text
 
     def normalize_aligned(self, text: str) -> tuple[str, Spans]:
-        spans = _identity(0, len(text))
+        spans = identity_spans(0, len(text))
         steps: list[Callable[[str], tuple[str, Spans]]] = []
         if self.clean_text:
             steps.append(_bert_clean_aligned)
@@ -132,10 +132,10 @@ class BertNormalizer(Normalizer):
         if self._strips:
             steps.append(_bert_strip_aligned)
         if self.lowercase:
-            steps.append(_rust_lower_aligned)
+            steps.append(rust_lower_aligned)
         for step in steps:
             text, outer = step(text)
-            spans = _compose(spans, outer)
+            spans = compose_spans(spans, outer)
         return text, spans
 
     def to_json(self) -> dict[str, object]:
@@ -163,9 +163,9 @@ class BertNormalizer(Normalizer):
 # clean_text on ASCII text as bytes.translate arguments: tab/newline/CR to " ", the
 # controls deleted (the two sets do not overlap in ASCII, so one call does both steps).
 _BERT_ASCII_SPACES: Final = bytes(0x20 if b < 0x80 and chr(b) in _BERT_SPACES else b for b in range(256))
-_BERT_ASCII_CONTROLS: Final = bytes(cp for a, b in _BERT_CONTROLS for cp in range(a, min(b, 0x7F) + 1))
+_BERT_ASCII_CONTROLS: Final = bytes(cp for a, b in BERT_CONTROLS for cp in range(a, min(b, 0x7F) + 1))
 # re.split with the ideograph captured: parts alternate text, ideograph, text, ...
-_BERT_CJK_SPLIT_BMP: Final = re.compile(f"({_char_class(r for r in _BERT_CJK if r[0] <= 0xFFFF)})").split
+_BERT_CJK_SPLIT_BMP: Final = re.compile(f"({char_class(r for r in _BERT_CJK if r[0] <= 0xFFFF)})").split
 _BERT_CJK_SPLIT_ANY: Final = re.compile(f"({_BERT_CJK_CHARS.any.pattern})").split
 
 
@@ -179,7 +179,7 @@ def _bert_spaces(text: str) -> str:
 
 
 def _bert_clean_aligned(text: str) -> tuple[str, Spans]:
-    out, spans = _remove_aligned(text, _BERT_CONTROL_CHARS.any)
+    out, spans = remove_aligned(text, _BERT_CONTROL_CHARS.any)
     return _bert_spaces(out), spans
 
 
@@ -190,16 +190,16 @@ def _bert_chinese_aligned(text: str) -> tuple[str, Spans]:
     for m in _BERT_CJK_CHARS.any.finditer(text):
         k = m.start()
         out.append(text[pos:k])
-        spans.extend(_identity(pos, k))
+        spans.extend(identity_spans(pos, k))
         out.append(f" {m.group()} ")
         spans.extend([(k, k), (k, k + 1), (k + 1, k + 1)])
         pos = k + 1
     out.append(text[pos:])
-    spans.extend(_identity(pos, len(text)))
+    spans.extend(identity_spans(pos, len(text)))
     return "".join(out), spans
 
 
 def _bert_strip_aligned(text: str) -> tuple[str, Spans]:
-    decomposed, inner = _nf_aligned("NFD", text)
-    out, outer = _remove_aligned(decomposed, _BERT_MN_CHARS.any)
-    return out, _compose(inner, outer)
+    decomposed, inner = nf_aligned("NFD", text)
+    out, outer = remove_aligned(decomposed, _BERT_MN_CHARS.any)
+    return out, compose_spans(inner, outer)

@@ -1,13 +1,13 @@
 r"""``Lowercase``: Rust's ``char::to_lowercase``, character by character.
 
 ``tokenizers`` keeps it in ``normalizers/utils.rs`` beside ``Sequence``; it has a module of
-its own here, whose helpers ``BertNormalizer`` uses too (``_rust_lower``,
-``_rust_lower_aligned``).
+its own here, whose helpers ``BertNormalizer`` uses too (``rust_lower``,
+``rust_lower_aligned``).
 
 Rust's ``char::to_lowercase`` is Unicode 17.0, and ``Lowercase`` applies it to each
 character on its own: the full mapping (``'İ'`` -> ``'i̇'``) as ``str.lower``, but without
 the final-sigma rule (``'ΑΣ'`` -> ``'ασ'``, not ``'ας'``) and with the mappings Python's
-tables lack. ``_LOWER_ADDED`` (``_tables``, read off ``tokenizers``) holds Rust's mapping
+tables lack. ``LOWER_ADDED`` (``_tables``, read off ``tokenizers``) holds Rust's mapping
 of every character assigned after Unicode 13.0 (Python 3.10) that it lowercases;
 ``_LOWER_FIXES`` keeps those that the running Python lowercases differently, plus the
 final sigma (checked on Python 3.10 to 3.13).
@@ -21,14 +21,14 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from ._tables import _LOWER_ADDED
-from .base import Normalizer, Spans, _Chars, _identity
+from ._tables import LOWER_ADDED
+from .base import Normalizer, Spans, CharSet, identity_spans
 
 
 def _lower_fixes() -> dict[int, str]:
     # Only the characters this Python lowercases differently; the final sigma always.
     fixes = {0x3A3: "\u03c3"}
-    for first, last, delta in _LOWER_ADDED:
+    for first, last, delta in LOWER_ADDED:
         for cp in range(first, last + 1):
             if chr(cp).lower() != chr(cp + delta):
                 fixes[cp] = chr(cp + delta)
@@ -36,10 +36,10 @@ def _lower_fixes() -> dict[int, str]:
 
 
 _LOWER_FIXES: Final = _lower_fixes()
-_LOWER_FIX_CHARS: Final = _Chars((cp, cp) for cp in sorted(_LOWER_FIXES))
+_LOWER_FIX_CHARS: Final = CharSet((cp, cp) for cp in sorted(_LOWER_FIXES))
 
 
-def _rust_lower(text: str) -> str:
+def rust_lower(text: str) -> str:
     """Rust's per-character ``to_lowercase`` (see module notes)."""
     if text.isascii():
         return text.lower()
@@ -50,9 +50,9 @@ def _fix_lower_run(m: re.Match[str]) -> str:
     return "".join([_LOWER_FIXES[ord(c)] for c in m.group()])
 
 
-def _rust_lower_aligned(text: str) -> tuple[str, Spans]:
+def rust_lower_aligned(text: str) -> tuple[str, Spans]:
     if text.isascii():
-        return text.lower(), _identity(0, len(text))
+        return text.lower(), identity_spans(0, len(text))
     out: list[str] = []
     spans: Spans = []
     for k, c in enumerate(text):
@@ -84,7 +84,7 @@ class Lowercase(Normalizer):
         return True
 
     def normalize(self, text: str) -> str:
-        return _rust_lower(text)
+        return rust_lower(text)
 
     def normalize_aligned(self, text: str) -> tuple[str, Spans]:
-        return _rust_lower_aligned(text)
+        return rust_lower_aligned(text)

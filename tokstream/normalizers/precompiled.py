@@ -4,8 +4,8 @@ As ``tokenizers``' ``normalizers/precompiled.rs`` (the crate ``spm_precompiled``
 charsmap's darts-clone trie is read here and applied grapheme cluster by grapheme
 cluster with ``tokenizers``' shortest-key rule (the class docstring has the layout and
 the rule). ``normalizers/sentencepiece`` walks the same trie for SentencePiece's own
-longest-key rule (``_longest``, ``_continued``, ``_next_chars``) and imports the helpers
-``_cp_ranges`` and ``_utf8_length``.
+longest-key rule (``longest``, ``continued``, ``next_chars``) and imports the helpers
+``cp_ranges`` and ``utf8_length``.
 
 Differences from ``tokenizers``: grapheme clusters come from the ``regex`` module's
 ``\X`` (Unicode 17.0 in regex 2026.5) where ``tokenizers`` uses ``unicode-segmentation``;
@@ -31,7 +31,7 @@ import regex
 
 from ..errors import TokstreamError
 from ..json_fields import Build, JsonObject, error, field
-from .base import Normalizer, Spans, _Chars
+from .base import Normalizer, Spans, CharSet
 
 # Two characters that may start one extended grapheme cluster (UAX #29's no-break
 # rules for a cluster's first two characters, loosened: a superset is harmless).
@@ -57,7 +57,7 @@ _CLUSTER_CACHE_SIZE: Final = 4096
 
 
 @functools.lru_cache(maxsize=1)
-def _grapheme_joiners() -> _Chars:
+def _grapheme_joiners() -> CharSet:
     r"""Characters that can continue a cluster (or, Prepend, extend the next one).
 
     With none of them (and no CR LF), every cluster is one character. Read off the
@@ -75,7 +75,7 @@ def _grapheme_joiners() -> _Chars:
         r"\p{Grapheme_Cluster_Break=Regional_Indicator}]",
         every,
     )
-    return _Chars(_cp_ranges(joiners), runs=False)
+    return CharSet(cp_ranges(joiners), runs=False)
 
 
 _LEAF_BIT: Final = 1 << 8
@@ -88,7 +88,7 @@ def _unit_offset(unit: int) -> int:
     return (unit >> 10) << ((unit & (1 << 9)) >> 6)
 
 
-def _utf8_length(lead: int) -> int:
+def utf8_length(lead: int) -> int:
     if lead < 0x80:
         return 1
     if 0xC2 <= lead <= 0xDF:
@@ -110,8 +110,8 @@ class Precompiled(Normalizer):
     bytes is a key, the *shortest* such key's replacement replaces the whole cluster
     (so ``'ﬁ'`` + U+0301 becomes ``'fi'``, the accent dropped); otherwise each character
     is replaced by its own entry, if it has one. A NUL byte ends a lookup.
-    SentencePiece itself takes the *longest* key at each position instead (``_longest``,
-    which ``normalizers/sentencepiece`` uses, with ``_continued`` and ``_next_chars``).
+    SentencePiece itself takes the *longest* key at each position instead (``longest``,
+    which ``normalizers/sentencepiece`` uses, with ``continued`` and ``next_chars``).
 
     Unit layout (32 bits): bits 0-7 label, bit 8 has-leaf, bit 9 offset scale, bits 10-31
     offset; a leaf unit holds the value in bits 0-30 with bit 31 set.
@@ -142,13 +142,13 @@ class Precompiled(Normalizer):
         "_charsmap",
         "_children_index",
         "_cluster_cache",
-        "_continued",
+        "continued",
         "_first",
-        "_mapped",
-        "_odd",
+        "mapped",
+        "odd",
         "_root",
-        "_strings",
-        "_table",
+        "strings",
+        "table",
         "_units",
         "_values",
     )
@@ -157,29 +157,29 @@ class Precompiled(Normalizer):
     @property
     def space_local(self) -> bool:
         """The charsmap maps a space to itself."""
-        return self._table.get(" ", " ") == " "
+        return self.table.get(" ", " ") == " "
 
     def keeps(self, char: str) -> bool:
         """No rule maps ``char`` or holds it after its first character."""
-        return self._table.get(char, char) == char and not self.space_inside_key(ord(char))
+        return self.table.get(char, char) == char and not self.space_inside_key(ord(char))
 
     def __init__(self, precompiled_charsmap: bytes) -> None:
         self._charsmap = bytes(precompiled_charsmap)
         self._values: dict[int, str] = {}
-        self._table: dict[str, str] = {}
+        self.table: dict[str, str] = {}
         #: First characters of keys longer than one character -> the trie node after them.
-        self._continued: dict[str, int] = {}
-        self._odd = False
+        self.continued: dict[str, int] = {}
+        self.odd = False
         if not self._charsmap:
             self._units: list[int] = [0]
-            self._strings = b""
+            self.strings = b""
             self._root = 0
         else:
             self._parse()
         #: Characters that start some key: only a cluster starting with one can take
         #: the whole-cluster rule.
         self._first = frozenset(self._walk_first_chars())
-        self._mapped = _Chars(_cp_ranges(self._table))
+        self.mapped = CharSet(cp_ranges(self.table))
         self._cluster_cache: dict[str, str] = {}
 
     def _parse(self) -> None:
@@ -194,9 +194,9 @@ class Precompiled(Normalizer):
             )
         units = np.frombuffer(data, dtype="<u4", count=trie_size // 4, offset=4)
         self._units = units.tolist()
-        self._strings = data[4 + trie_size :]
+        self.strings = data[4 + trie_size :]
         try:
-            self._strings.decode("utf-8")
+            self.strings.decode("utf-8")
         except UnicodeDecodeError as e:
             raise TokstreamError(
                 f"precompiled_charsmap: the normalized strings are not UTF-8 ({e})"
@@ -217,7 +217,7 @@ class Precompiled(Normalizer):
         hi = int(np.searchsorted(parents, node, "right"))
         return [int(i) for i in index[lo:hi]]
 
-    def _value(self, node: int) -> str:
+    def value(self, node: int) -> str:
         """The replacement stored at the leaf below ``node``."""
         if node >= len(self._units):
             raise TokstreamError(f"precompiled_charsmap: leaf {node} is outside the trie")
@@ -225,14 +225,14 @@ class Precompiled(Normalizer):
         cached = self._values.get(offset)
         if cached is not None:
             return cached
-        if offset > len(self._strings):
+        if offset > len(self.strings):
             raise TokstreamError(
                 f"precompiled_charsmap: replacement offset {offset} is outside the "
-                f"{len(self._strings)}-byte string table"
+                f"{len(self.strings)}-byte string table"
             )
-        end = self._strings.find(b"\0", offset)
+        end = self.strings.find(b"\0", offset)
         try:
-            value = self._strings[offset : end if end >= 0 else None].decode("utf-8")
+            value = self.strings[offset : end if end >= 0 else None].decode("utf-8")
         except UnicodeDecodeError:
             raise TokstreamError(
                 f"precompiled_charsmap: replacement offset {offset} is not at a character"
@@ -257,16 +257,16 @@ class Precompiled(Normalizer):
                 unit = self._units[i]
                 key = path + bytes([unit & 0xFF])
                 child = i ^ _unit_offset(unit)
-                need = _utf8_length(key[0])
+                need = utf8_length(key[0])
                 if unit & _LEAF_BIT:
-                    value = self._value(child)
+                    value = self.value(child)
                     if len(key) < need or need == 0:
-                        self._odd = True
+                        self.odd = True
                     elif len(key) == need:
                         try:
-                            self._table[key.decode("utf-8")] = value
+                            self.table[key.decode("utf-8")] = value
                         except UnicodeDecodeError:
-                            self._odd = True
+                            self.odd = True
                 if need == 0 or len(key) > need:
                     continue
                 if len(key) < need:
@@ -277,7 +277,7 @@ class Precompiled(Normalizer):
                     except UnicodeDecodeError:
                         continue
                     if self._children(child):
-                        self._continued[char] = child
+                        self.continued[char] = child
                         first.add(char)
                     elif unit & _LEAF_BIT:
                         first.add(char)
@@ -296,7 +296,7 @@ class Precompiled(Normalizer):
         labels = units[index] & np.uint32(_LABEL_MASK)
         return bool(np.any(parents[labels == byte] != self._root))
 
-    def _next_chars(self, node: int) -> tuple[set[str], bool]:
+    def next_chars(self, node: int) -> tuple[set[str], bool]:
         """The whole characters that continue some key from ``node``, and whether a key
         ends inside one of them (an "odd" key, as in ``_walk_first_chars``)."""
         chars: set[str] = set()
@@ -307,7 +307,7 @@ class Precompiled(Normalizer):
             for i in self._children(parent):
                 unit = self._units[i]
                 key = path + bytes([unit & 0xFF])
-                need = _utf8_length(key[0])
+                need = utf8_length(key[0])
                 if need == 0:
                     odd = True
                     continue
@@ -321,7 +321,7 @@ class Precompiled(Normalizer):
                     odd = True
         return chars, odd
 
-    def _longest(self, data: bytes, start: int = 0) -> tuple[int, int, bool]:
+    def longest(self, data: bytes, start: int = 0) -> tuple[int, int, bool]:
         """SentencePiece's rule (``normalizer.cc``): the longest key that prefixes
         ``data[start:]``, as ``(its length in bytes, its leaf node)``, ``(0, -1)`` when
         none; and whether the walk was still inside the trie at the end of ``data``
@@ -359,35 +359,35 @@ class Precompiled(Normalizer):
                 return None
             node = i ^ _unit_offset(unit)
             if unit & _LEAF_BIT:
-                return self._value(node)
+                return self.value(node)
         return None
 
     def _map_char(self, char: str) -> str:
-        if self._odd:
+        if self.odd:
             value = self._lookup(char.encode("utf-8", "surrogatepass"))
             return char if value is None else value
-        return self._table.get(char, char)
+        return self.table.get(char, char)
 
     def _map_cluster(self, cluster: str) -> str | None:
         """The whole-cluster replacement, or None when characters map one by one."""
-        if len(cluster) < 2 and not self._odd:
+        if len(cluster) < 2 and not self.odd:
             return None
         key = cluster.encode("utf-8", "surrogatepass")
         return self._lookup(key) if len(key) < 6 else None
 
-    def _map_run(self, m: re.Match[str]) -> str:
-        table = self._table
+    def map_run(self, m: re.Match[str]) -> str:
+        table = self.table
         return "".join([table[c] for c in m.group()])
 
     def _map_slow(self, m: regex.Match[str]) -> str:
         text = m.group()
         if m.lastgroup != "multi":
-            return self._mapped.sub(self._map_run, text)
+            return self.mapped.sub(self.map_run, text)
         cache = self._cluster_cache
         mapped = cache.get(text)
         if mapped is None:
             whole = self._map_cluster(text) if text[0] in self._first else None
-            mapped = self._mapped.sub(self._map_run, text) if whole is None else whole
+            mapped = self.mapped.sub(self.map_run, text) if whole is None else whole
             if len(cache) < _CLUSTER_CACHE_SIZE:
                 cache[text] = mapped
         return mapped
@@ -397,13 +397,13 @@ class Precompiled(Normalizer):
         return (type(self), (self._charsmap,))
 
     def normalize(self, text: str) -> str:
-        if self._odd:
+        if self.odd:
             return self.normalize_aligned(text)[0]
         if not text or not self._first:
-            return self._mapped.sub(self._map_run, text)
+            return self.mapped.sub(self.map_run, text)
         if not _grapheme_joiners().search(text) and not ("\r" in self._first and "\r\n" in text):
             # Every grapheme cluster is one character: they all map one by one.
-            return self._mapped.sub(self._map_run, text)
+            return self.mapped.sub(self.map_run, text)
         return _CLUSTERS.sub(self._map_slow, text)
 
     def normalize_aligned(self, text: str) -> tuple[str, Spans]:
@@ -444,7 +444,7 @@ class Precompiled(Normalizer):
         return cls(data)
 
 
-def _cp_ranges(chars: Iterable[str]) -> list[tuple[int, int]]:
+def cp_ranges(chars: Iterable[str]) -> list[tuple[int, int]]:
     ranges: list[list[int]] = []
     for cp in sorted(ord(c) for c in chars):
         if 0xD800 <= cp <= 0xDFFF:

@@ -10,7 +10,7 @@ Not here: ``Append``, which is on ``tokenizers``' main branch only (not in a rel
 from __future__ import annotations
 
 from ..json_fields import Build, JsonObject, field
-from .base import Normalizer, Spans, _identity
+from .base import Normalizer, Spans, identity_spans
 
 
 class Prepend(Normalizer):
@@ -42,7 +42,7 @@ class Prepend(Normalizer):
     def normalize_aligned(self, text: str) -> tuple[str, Spans]:
         if not text:
             return text, []
-        return self.prepend + text, [(0, 0)] * len(self.prepend) + _identity(0, len(text))
+        return self.prepend + text, [(0, 0)] * len(self.prepend) + identity_spans(0, len(text))
 
     def to_json(self) -> dict[str, object]:
         return {"type": self.type_name, "prepend": self.prepend}

@@ -25,7 +25,7 @@ import regex
 
 from ..errors import TokstreamError
 from ..json_fields import Build, JsonObject, field, pattern
-from .base import Normalizer, Spans, _identity
+from .base import Normalizer, Spans, identity_spans
 
 
 def _can_match_empty(pattern: str, compiled: regex.Pattern[str]) -> bool:
@@ -129,12 +129,12 @@ class Replace(Normalizer):
         width = len(self.content)
         for s, e in self._matches(text):
             out.append(text[pos:s])
-            spans.extend(_identity(pos, s))
+            spans.extend(identity_spans(pos, s))
             out.append(self.content)
             spans.extend([(s, e)] * width)
             pos = e
         out.append(text[pos:])
-        spans.extend(_identity(pos, len(text)))
+        spans.extend(identity_spans(pos, len(text)))
         return "".join(out), spans
 
     def to_json(self) -> dict[str, object]:

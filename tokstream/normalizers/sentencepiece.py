@@ -33,8 +33,8 @@ from collections.abc import Iterable
 from itertools import accumulate
 
 from ..errors import TokstreamError, unsavable
-from .base import Normalizer, _Chars, _has_astral
-from .precompiled import Precompiled, _cp_ranges, _utf8_length
+from .base import Normalizer, CharSet, has_astral
+from .precompiled import Precompiled, cp_ranges, utf8_length
 from .prepend import Prepend
 from .replace import Replace
 from .sequence import Sequence
@@ -103,25 +103,25 @@ class SentencePieceNormalizer(Normalizer):
         pre = self._pre = Precompiled(self.precompiled_charsmap)
         # Characters that can follow a key-starting character inside a longer key.
         followers: set[str] = set()
-        odd = pre._odd
-        for node in pre._continued.values():
-            chars, odd_here = pre._next_chars(node)
+        odd = pre.odd
+        for node in pre.continued.values():
+            chars, odd_here = pre.next_chars(node)
             followers |= chars
             odd = odd or odd_here
-        self._starts = frozenset(pre._continued)
+        self._starts = frozenset(pre.continued)
         self._followers = frozenset(followers)
         # The whitespace rules act per normalized piece; on the joined text they are
         # "collapse runs of spaces, strip the ends" only when no piece holds two
         # spaces in a row (a piece keeps its inner spaces).
-        self._bytewise = odd or b"  " in pre._strings or any("  " in u for u in self.user_defined)
+        self._bytewise = odd or b"  " in pre.strings or any("  " in u for u in self.user_defined)
         self._user_re = (
             re.compile("|".join(re.escape(u) for u in self.user_defined)) if self.user_defined else None
         )
         # Where the scan leaves the one-character table: a user-defined symbol or a
-        # follower. As in normalizers._Chars, the astral followers (a slow part of a
+        # follower. As in normalizers.base.CharSet, the astral followers (a slow part of a
         # re class) are only searched for in text that has astral characters.
         user = [f"(?P<u>{self._user_re.pattern})"] if self._user_re is not None else []
-        follow = _Chars(_cp_ranges(followers), runs=False)
+        follow = CharSet(cp_ranges(followers), runs=False)
         bmp = [f"(?P<c>{follow.bmp.pattern})"] if follow.bmp is not None else []
         self._special = re.compile("|".join(user + bmp)) if user or bmp else None
         self._special_astral = (
@@ -131,7 +131,7 @@ class SentencePieceNormalizer(Normalizer):
         # character to at most one ASCII character (nfkc has none, nmt_nfkc maps the
         # controls): one bytes.translate, or nothing for printable text when only
         # controls have rules. No longer key can match: its followers are not ASCII.
-        rules = {c: v for c, v in pre._table.items() if c.isascii()}
+        rules = {c: v for c, v in pre.table.items() if c.isascii()}
         self._ascii: tuple[bytes, bytes] | None = None
         self._ascii_quiet = not any(c.isprintable() for c in rules)
         if not self.user_defined and not any(c.isascii() for c in followers) and all(
@@ -156,7 +156,7 @@ class SentencePieceNormalizer(Normalizer):
         """Map each character by its one-character rule (text where no longer key or
         user-defined symbol starts)."""
         pre = self._pre
-        return pre._mapped.sub(pre._map_run, text)
+        return pre.mapped.sub(pre.map_run, text)
 
     def _walk(self, text: str, pos: int) -> tuple[str, int]:
         """One step of the scan at ``pos``: ``(its output, the next position)``."""
@@ -168,7 +168,7 @@ class SentencePieceNormalizer(Normalizer):
         end = pos + 8
         while True:
             data = text[pos:end].encode("utf-8", "surrogatepass")
-            length, leaf, alive = pre._longest(data)
+            length, leaf, alive = pre.longest(data)
             if not alive or end >= len(text):
                 break
             end = pos + 4 * (end - pos)  # the key may run on: look further
@@ -178,7 +178,7 @@ class SentencePieceNormalizer(Normalizer):
             n_chars = len(data[:length].decode("utf-8", "surrogatepass"))
         except UnicodeDecodeError:
             raise _OddKey from None
-        return pre._value(leaf), pos + n_chars
+        return pre.value(leaf), pos + n_chars
 
     def _apply(self, text: str) -> str:
         """The user-defined symbols and charsmap rules, by longest match left to right."""
@@ -187,7 +187,7 @@ class SentencePieceNormalizer(Normalizer):
                 return text
             return text.encode("ascii").translate(*self._ascii).decode("ascii")
         special = self._special
-        if self._special_astral is not None and _has_astral(text):
+        if self._special_astral is not None and has_astral(text):
             special = self._special_astral
         if special is None:
             return self._map(text)
@@ -237,15 +237,15 @@ class SentencePieceNormalizer(Normalizer):
             user = next((u for u in users if data.startswith(u, pos)), None)
             length = 0
             if user is None:
-                length, leaf, _ = pre._longest(data, pos)
+                length, leaf, _ = pre.longest(data, pos)
             if user is not None:
                 out.append(user.decode("utf-8"))
                 pos += len(user)
             elif length:
-                out.append(pre._value(leaf))
+                out.append(pre.value(leaf))
                 pos += length
             else:
-                n = _utf8_length(data[pos])
+                n = utf8_length(data[pos])
                 try:
                     out.append(data[pos : pos + n].decode("utf-8", "surrogatepass") if n else "\ufffd")
                     pos += n or 1
@@ -358,7 +358,7 @@ class SentencePieceNormalizer(Normalizer):
                 not self.suffix
                 and not self._bytewise
                 and self.escape_whitespaces
-                and pre._table.get(" ", " ") == " "
+                and pre.table.get(" ", " ") == " "
                 and not pre.space_inside_key()
                 and not any(" " in u[1:] for u in self.user_defined)
             )
@@ -370,7 +370,7 @@ class SentencePieceNormalizer(Normalizer):
         character (``_pipeline._isolated_whitespace``)."""
         pre = self._pre
         return (
-            pre._table.get(char, char) != char
+            pre.table.get(char, char) != char
             or pre.space_inside_key(ord(char))
             or any(char in u for u in self.user_defined)
         )

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..json_fields import Build, JsonObject, members
-from .base import Normalizer, Spans, _compose, _identity
+from .base import Normalizer, Spans, compose_spans, identity_spans
 
 
 class Sequence(Normalizer):
@@ -46,10 +46,10 @@ class Sequence(Normalizer):
         return text
 
     def normalize_aligned(self, text: str) -> tuple[str, Spans]:
-        spans = _identity(0, len(text))
+        spans = identity_spans(0, len(text))
         for n in self.normalizers:
             text, outer = n.normalize_aligned(text)
-            spans = _compose(spans, outer)
+            spans = compose_spans(spans, outer)
         return text, spans
 
     def to_json(self) -> dict[str, object]:

@@ -4,7 +4,7 @@ Both as ``tokenizers``' ``normalizers/strip.rs``. ``Strip`` removes Unicode
 ``White_Space`` (``_WHITE_SPACE``, what Rust's ``str::trim`` removes), not the whitespace
 of ``str.strip()``, which also has U+001C..U+001F. ``StripAccents`` removes the combining
 marks (Mn, Mc, Me) of the crate ``unicode-normalization-alignments``, whose tables
-predate Unicode 10: ``_STRIP_ACCENTS_MARKS`` (``_tables``) is that set, read off
+predate Unicode 10: ``STRIP_ACCENTS_MARKS`` (``_tables``) is that set, read off
 ``tokenizers`` for every code point, not the current categories.
 
 Not here: decomposition. ``StripAccents`` removes marks only; as with ``tokenizers``, put
@@ -16,8 +16,8 @@ from __future__ import annotations
 from typing import Final
 
 from ..json_fields import Build, JsonObject, field
-from ._tables import _STRIP_ACCENTS_MARKS
-from .base import Normalizer, Spans, _Chars, _identity, _remove_aligned
+from ._tables import STRIP_ACCENTS_MARKS
+from .base import Normalizer, Spans, CharSet, identity_spans, remove_aligned
 
 # Unicode White_Space, what Rust's str::trim removes (Strip). Not str.strip(), whose
 # whitespace also has U+001C..U+001F.
@@ -26,7 +26,7 @@ _WHITE_SPACE: Final = (
     "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 )
 
-_STRIP_ACCENTS_CHARS: Final = _Chars(_STRIP_ACCENTS_MARKS)
+_STRIP_ACCENTS_CHARS: Final = CharSet(STRIP_ACCENTS_MARKS)
 
 
 class Strip(Normalizer):
@@ -64,7 +64,7 @@ class Strip(Normalizer):
         start = len(text) - len(text.lstrip(_WHITE_SPACE)) if self.strip_left else 0
         end = len(text.rstrip(_WHITE_SPACE)) if self.strip_right else len(text)
         end = max(start, end)
-        return text[start:end], _identity(start, end)
+        return text[start:end], identity_spans(start, end)
 
     def to_json(self) -> dict[str, object]:
         return {"type": self.type_name, "strip_left": self.strip_left, "strip_right": self.strip_right}
@@ -103,4 +103,4 @@ class StripAccents(Normalizer):
         return _STRIP_ACCENTS_CHARS.remove(text)
 
     def normalize_aligned(self, text: str) -> tuple[str, Spans]:
-        return _remove_aligned(text, _STRIP_ACCENTS_CHARS.any)
+        return remove_aligned(text, _STRIP_ACCENTS_CHARS.any)

@@ -10,7 +10,7 @@ Unicode version
 ``tokenizers`` takes the forms (and ``BertNormalizer``'s NFD) from the crate
 ``unicode-normalization-alignments``, whose tables predate Unicode 10: a character added
 later has no decomposition, combining class or composition there. The characters of
-``_NF_PROTECTED`` (``_tables``: found by probing ``tokenizers`` with every character that
+``NF_PROTECTED`` (``_tables``: found by probing ``tokenizers`` with every character that
 has a decomposition, a nonzero combining class or a composition in Unicode 17.0) are
 therefore kept out of ``unicodedata.normalize``: the text is normalized in the runs
 between them, which is exactly how an unknown starter behaves. So the forms match
@@ -28,15 +28,15 @@ import re
 import unicodedata
 from typing import ClassVar, Final, Literal
 
-from ._tables import _NF_PROTECTED
-from .base import Normalizer, Spans, _char_class, _Chars, _identity
+from ._tables import NF_PROTECTED
+from .base import Normalizer, Spans, char_class, CharSet, identity_spans
 
 _Form = Literal["NFC", "NFD", "NFKC", "NFKD"]
 
-_NF_PROTECTED_CHARS: Final = _Chars(_NF_PROTECTED, runs=False)
+_NF_PROTECTED_CHARS: Final = CharSet(NF_PROTECTED, runs=False)
 
 
-def _nf(form: _Form, text: str) -> str:
+def nf(form: _Form, text: str) -> str:
     """``unicodedata.normalize`` with tokenizers' (older) Unicode tables."""
     if text.isascii():
         return text
@@ -53,9 +53,9 @@ def _nf(form: _Form, text: str) -> str:
     return "".join(out)
 
 
-def _nf_aligned(form: _Form, text: str) -> tuple[str, Spans]:
+def nf_aligned(form: _Form, text: str) -> tuple[str, Spans]:
     if text.isascii():
-        return text, _identity(0, len(text))
+        return text, identity_spans(0, len(text))
     out: list[str] = []
     spans: Spans = []
     pos = 0
@@ -90,7 +90,7 @@ def _nf_run_aligned(
     run = text[a:b]
     if unicodedata.is_normalized(form, run):
         out.append(run)
-        spans.extend(_identity(a, b))
+        spans.extend(identity_spans(a, b))
         return
     norm = unicodedata.normalize
     combining = unicodedata.combining
@@ -143,10 +143,10 @@ class _UnicodeForm(Normalizer):
         return True
 
     def normalize(self, text: str) -> str:
-        return _nf(self.form, text)
+        return nf(self.form, text)
 
     def normalize_aligned(self, text: str) -> tuple[str, Spans]:
-        return _nf_aligned(self.form, text)
+        return nf_aligned(self.form, text)
 
 
 class NFC(_UnicodeForm):
@@ -222,7 +222,7 @@ _NMT_TABLE: Final[dict[int, str | None]] = {
     **{cp: None for cp in _NMT_REMOVED},
     **{cp: " " for cp in _NMT_SPACES},
 }
-_NMT_RE: Final = re.compile(_char_class((cp, cp) for cp in sorted(_NMT_TABLE)) + "+")
+_NMT_RE: Final = re.compile(char_class((cp, cp) for cp in sorted(_NMT_TABLE)) + "+")
 
 
 class Nmt(Normalizer):

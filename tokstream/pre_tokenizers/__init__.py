@@ -43,7 +43,7 @@ from .bert import BertPreTokenizer
 from .byte_level import ByteLevel
 from .digits import Digits
 from .metaspace import Metaspace
-from .patterns import _SPACE_SAFE as _SPACE_SAFE  # named in _stability's notes
+
 from .patterns import (
     PATTERNS,
     known_pattern,

@@ -4,7 +4,7 @@
 (``tokenizers``' ``PreTokenizer`` trait): each takes the current list of pieces and
 returns the new list, as ``tokenizers`` applies a pre-tokenizer to every split of the
 one before it. Names and options follow the ``tokenizer.json`` "type" and fields.
-``_split_ranges`` is ``tokenizers``' ``SplitDelimiterBehavior``.
+``split_ranges`` is ``tokenizers``' ``SplitDelimiterBehavior``.
 
 Offsets
 -------
@@ -114,15 +114,15 @@ class PreTokenizer(ABC):
         return False
 
 
-def _split_spans(text: str, spans: list[tuple[int, int]], behavior: str, invert: bool) -> list[str]:
+def split_spans(text: str, spans: list[tuple[int, int]], behavior: str, invert: bool) -> list[str]:
     """Apply a ``SplitDelimiterBehavior`` given the delimiter spans found in ``text``."""
-    return [text[a:b] for a, b in _split_ranges(text, spans, behavior, invert)]
+    return [text[a:b] for a, b in split_ranges(text, spans, behavior, invert)]
 
 
-def _split_ranges(
+def split_ranges(
     text: str, spans: list[tuple[int, int]], behavior: str, invert: bool
 ) -> list[tuple[int, int]]:
-    """The non-empty ``(start, end)`` ranges of the pieces ``_split_spans`` returns."""
+    """The non-empty ``(start, end)`` ranges of the pieces ``split_spans`` returns."""
     marks: list[tuple[int, int, bool]] = []
     pos = 0
     for a, b in spans:
@@ -177,12 +177,12 @@ def _split_ranges(
     return [(a, b) for a, b in out if b > a]
 
 
-def _sliced(piece: SpannedPiece, ranges: list[tuple[int, int]]) -> list[SpannedPiece]:
+def sliced(piece: SpannedPiece, ranges: list[tuple[int, int]]) -> list[SpannedPiece]:
     text, spans = piece
     return [(text[a:b], spans[a:b]) for a, b in ranges if b > a]
 
 
-def _inserted(spans: list[tuple[int, int]], count: int) -> list[tuple[int, int]]:
+def inserted_spans(spans: list[tuple[int, int]], count: int) -> list[tuple[int, int]]:
     """Spans of ``count`` characters inserted before the ones of ``spans`` (non-empty):
     zero-width, at the start of the first one."""
     start = spans[0][0]

@@ -2,7 +2,7 @@
 
 Splits on whitespace (dropped), then cuts every punctuation character out alone, with
 ``tokenizers``' own classes: Unicode ``White_Space`` and its ``is_punctuation``
-(``_tables._PUNCT``, read off the library), so the pieces equal ``tokenizers``' on every
+(``_tables.PUNCT``, read off the library), so the pieces equal ``tokenizers``' on every
 code point whatever the ``regex`` release.
 
 Not handled: BERT's normalization (lower-casing, accent stripping, spaces around CJK
@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from ._tables import _PUNCT
+from ._tables import PUNCT
 from ..stability import Cut, CutKind
-from .base import PreTokenizer, SpannedPiece, _sliced
+from .base import PreTokenizer, SpannedPiece, sliced
 
 # Unicode's White_Space property (Rust's char::is_whitespace), stable since Unicode 6.3.
 # Spelled out because stdlib re's \s is str.isspace, which also holds U+001C..U+001F.
@@ -37,7 +37,7 @@ class BertPreTokenizer(PreTokenizer):
         """Every ASCII whitespace character splits."""
         return Cut(CutKind.WHITESPACE)
 
-    _re = re.compile(rf"{_PUNCT}|[^{_WHITE_SPACE}{_PUNCT[1:-1]}]+")
+    _re = re.compile(rf"{PUNCT}|[^{_WHITE_SPACE}{PUNCT[1:-1]}]+")
     _re_ascii = re.compile(r"[!-/:-@\[-`{-~]|[^\t\n\x0b\x0c\r !-/:-@\[-`{-~]+")
     _findall = _re.findall
     _findall_ascii = _re_ascii.findall
@@ -50,7 +50,7 @@ class BertPreTokenizer(PreTokenizer):
         out: list[SpannedPiece] = []
         for piece in pieces:
             found = (self._re_ascii if piece[0].isascii() else self._re).finditer(piece[0])
-            out += _sliced(piece, [m.span() for m in found])
+            out += sliced(piece, [m.span() for m in found])
         return out
 
     def to_json(self) -> dict[str, object]:

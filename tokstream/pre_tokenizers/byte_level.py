@@ -20,10 +20,10 @@ import regex
 from ..json_fields import Build, JsonObject, field
 from ..models.base import Spelling
 from ..stability import Cut
-from .base import PreTokenizer, SpannedPiece, _inserted
-from .patterns import _BYTE_LEVEL_PATTERN
+from .base import PreTokenizer, SpannedPiece, inserted_spans
+from .patterns import BYTE_LEVEL_PATTERN
 from .regex_split import RegexSplit, regex_cut_rule
-from .unicode16 import _matches, _spans
+from .unicode16 import findall16, spans16
 
 
 class ByteLevel(PreTokenizer):
@@ -34,10 +34,10 @@ class ByteLevel(PreTokenizer):
 
     def __init__(self, *, add_prefix_space: bool = True, use_regex: bool = True, trim_offsets: bool = True) -> None:
         self.add_prefix_space, self.use_regex, self.trim_offsets = add_prefix_space, use_regex, trim_offsets
-        self._regex = regex.compile(_BYTE_LEVEL_PATTERN)
+        self._regex = regex.compile(BYTE_LEVEL_PATTERN)
         self._shape: tuple[RegexSplit, bool, Spelling] | None = None
         if use_regex:  # GPT-2's pattern, by Unicode 16.0 classes as tokenizers' Oniguruma
-            self._shape = (RegexSplit(_BYTE_LEVEL_PATTERN, unicode16=True), add_prefix_space, Spelling.BYTE_LEVEL)
+            self._shape = (RegexSplit(BYTE_LEVEL_PATTERN, unicode16=True), add_prefix_space, Spelling.BYTE_LEVEL)
 
     def byte_level_split(self) -> tuple[RegexSplit, bool, Spelling] | None:
         return self._shape
@@ -58,7 +58,7 @@ class ByteLevel(PreTokenizer):
                 continue
             if self.add_prefix_space and not p.startswith(" "):
                 p = " " + p
-            parts = _matches(self._regex, p) if self.use_regex else [p]
+            parts = findall16(self._regex, p) if self.use_regex else [p]
             out += [bytes_to_proxy(s.encode("utf-8", "surrogatepass")) for s in parts if s]
         return out
 
@@ -70,8 +70,8 @@ class ByteLevel(PreTokenizer):
             if not p:
                 continue
             if self.add_prefix_space and not p.startswith(" "):
-                p, spans = " " + p, _inserted(spans, 1) + spans
-            ranges = _spans(self._regex, p) if self.use_regex else [(0, len(p))]
+                p, spans = " " + p, inserted_spans(spans, 1) + spans
+            ranges = spans16(self._regex, p) if self.use_regex else [(0, len(p))]
             for a, b in ranges:
                 if b <= a:
                     continue

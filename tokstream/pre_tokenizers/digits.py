@@ -1,7 +1,7 @@
 """``Digits``: split numbers off, as ``tokenizers``' ``Digits``.
 
 A number is a run of Rust's ``char::is_numeric`` characters (Nd, Nl, No as
-``tokenizers`` has them: ``_tables._NUMERIC``, read off the library), or each such
+``tokenizers`` has them: ``_tables.NUMERIC``, read off the library), or each such
 character alone with ``individual_digits``.
 
 Not handled: the ``regex`` module's ``\\p{N}``, on purpose: it follows its release's
@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 
 from ..json_fields import Build, JsonObject, field
-from ._tables import _NUMERIC
-from .base import PreTokenizer, SpannedPiece, _sliced, _split_ranges, _split_spans
+from ._tables import NUMERIC
+from .base import PreTokenizer, SpannedPiece, sliced, split_ranges, split_spans
 
 
 class Digits(PreTokenizer):
@@ -24,21 +24,21 @@ class Digits(PreTokenizer):
 
     def __init__(self, *, individual_digits: bool = False) -> None:
         self.individual_digits = individual_digits
-        # Rust's char::is_numeric, explicit (_NUMERIC): regex's \p{N} follows its release.
-        self._regex = re.compile(_NUMERIC if individual_digits else _NUMERIC + "+")
+        # Rust's char::is_numeric, explicit (NUMERIC): regex's \p{N} follows its release.
+        self._regex = re.compile(NUMERIC if individual_digits else NUMERIC + "+")
 
     def pre_tokenize(self, pieces: list[str]) -> list[str]:
         # Rust's own tables (Unicode 17 as the regex module), not Oniguruma's 16.0.
         finditer = self._regex.finditer
-        return [s for p in pieces for s in _split_spans(p, [m.span() for m in finditer(p)], "Isolated", False)]
+        return [s for p in pieces for s in split_spans(p, [m.span() for m in finditer(p)], "Isolated", False)]
 
     def pre_tokenize_spans(self, pieces: list[SpannedPiece]) -> list[SpannedPiece]:
         finditer = self._regex.finditer
         return [
             s
             for piece in pieces
-            for s in _sliced(
-                piece, _split_ranges(piece[0], [m.span() for m in finditer(piece[0])], "Isolated", False)
+            for s in sliced(
+                piece, split_ranges(piece[0], [m.span() for m in finditer(piece[0])], "Isolated", False)
             )
         ]
 

@@ -17,10 +17,10 @@ from ..stability import NO_CUT, Cut, CutKind
 from .base import (
     PreTokenizer,
     SpannedPiece,
-    _inserted,
-    _sliced,
-    _split_ranges,
-    _split_spans,
+    inserted_spans,
+    sliced,
+    split_ranges,
+    split_spans,
 )
 
 
@@ -54,7 +54,7 @@ class Metaspace(PreTokenizer):
                 p = rep + p
             if self.split:
                 spans = [(m, m + len(rep)) for m in _find_all(p, rep)]
-                out += _split_spans(p, spans, "MergedWithNext", False)
+                out += split_spans(p, spans, "MergedWithNext", False)
             elif p:
                 out.append(p)
         return out
@@ -73,10 +73,10 @@ class Metaspace(PreTokenizer):
                 p = p.replace(" ", rep)
             prepend = self.prepend_scheme == "always" or (self.prepend_scheme == "first" and first and i == 0)
             if prepend and not p.startswith(rep):
-                p, spans = rep + p, _inserted(spans, len(rep)) + spans
+                p, spans = rep + p, inserted_spans(spans, len(rep)) + spans
             if self.split:
                 marks = [(m, m + len(rep)) for m in _find_all(p, rep)]
-                out += _sliced((p, spans), _split_ranges(p, marks, "MergedWithNext", False))
+                out += sliced((p, spans), split_ranges(p, marks, "MergedWithNext", False))
             elif p:
                 out.append((p, spans))
         return out

@@ -15,15 +15,15 @@ sketch, for every named pattern: no alternative matches a non-space character fo
 by a space (a space is only ever the optional first character of a piece, or part of an
 all-whitespace piece); the only lookahead is ``(?!\\S)`` after whitespace and ``$`` after
 whitespace, neither of which can end on the non-space character; and no alternative
-looks behind. So the text can be cut at those spaces (``_SAFE_SPACE``) and each part
-split on its own. ``_SPACE_SAFE`` lists the patterns this is proven for; user patterns
+looks behind. So the text can be cut at those spaces (``SAFE_SPACE``) and each part
+split on its own. ``SPACE_SAFE_PATTERNS`` lists the patterns this is proven for; user patterns
 do not get it unless the caller vouches for them (``RegexSplit(space_safe=True)``).
 
 ASCII translations
 ------------------
 For ASCII input ``\p{L}`` is ``[A-Za-z]``, ``\p{N}`` is ``[0-9]``, ``\s`` is
 ``[\t\n\v\f\r ]``, ``\p{M}``/``\p{Lt}``/``\p{Lm}``/``\p{Lo}`` are empty and ``$`` is
-``\Z``, so ``_ASCII_EQUIVALENT``, a stdlib ``re`` translation of each named pattern
+``\Z``, so ``ASCII_EQUIVALENT``, a stdlib ``re`` translation of each named pattern
 under ``re.ASCII`` (possessive quantifiers need Python >= 3.11), is exact there.
 
 Not here: matching (``regex_split``), the Unicode 16.0 corrections (``unicode16``) and
@@ -69,32 +69,32 @@ PATTERNS: Final[dict[str, str]] = {
 }
 
 # The GPT-2 pattern as tokenizers' ByteLevel writes it (no possessive quantifiers).
-_BYTE_LEVEL_PATTERN: Final = (
+BYTE_LEVEL_PATTERN: Final = (
     r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 )
 
 # Patterns for which the space cut described in the module docstring is proven safe.
 # Each also matches every character, so findall drops nothing (tokenizers' Split keeps
 # unmatched text as pieces; for these there is none).
-_SPACE_SAFE: Final = frozenset({_GPT2, _CL100K, _O200K, _LLAMA3, _BYTE_LEVEL_PATTERN})
+SPACE_SAFE_PATTERNS: Final = frozenset({_GPT2, _CL100K, _O200K, _LLAMA3, BYTE_LEVEL_PATTERN})
 
 
 
 def splits_last_space_apart(pattern: str) -> bool:
     """Whether ``pattern`` is GPT-2's (``\\s+(?!\\S)|\\s``: a whitespace run before a
     word is one piece and its last character; ``_stability.regex_cut``)."""
-    return pattern in (_GPT2, _BYTE_LEVEL_PATTERN)
+    return pattern in (_GPT2, BYTE_LEVEL_PATTERN)
 
 
 def known_pattern(pattern: str) -> bool:
     """Whether ``pattern`` is one of the named patterns whose stability rule
     ``_stability.regex_cut`` was derived for (and tested on)."""
-    return pattern in _SPACE_SAFE
+    return pattern in SPACE_SAFE_PATTERNS
 
 
 _A_L, _A_N = "A-Za-z", "0-9"
 # Exact translations of the named patterns for ASCII-only input (see module notes).
-_ASCII_EQUIVALENT: Final[dict[str, str]] = {
+ASCII_EQUIVALENT: Final[dict[str, str]] = {
     _GPT2: rf"""'(?:[sdmt]|ll|ve|re)| ?[{_A_L}]++| ?[{_A_N}]++| ?[^\s{_A_L}{_A_N}]++|\s++\Z|\s+(?!\S)|\s""",
     _CL100K: (
         rf"""'(?i:[sdmt]|ll|ve|re)|[^\r\n{_A_L}{_A_N}]?+[{_A_L}]++|[{_A_N}]{{1,3}}+"""
@@ -121,7 +121,7 @@ _ASCII_EQUIVALENT: Final[dict[str, str]] = {
 # A space whose previous character is not whitespace. The pattern starts with a literal
 # so `re` jumps between spaces at memchr speed; stdlib `\S` (not str.isspace) is a subset
 # of "not White_Space", so the cut is only ever more conservative than the proof needs.
-_SAFE_SPACE: Final = re.compile(r" (?<=\S )")
+SAFE_SPACE: Final = re.compile(r" (?<=\S )")
 
 
 def oniguruma_spelling(pattern: str) -> str:
@@ -140,4 +140,4 @@ def resolve_pattern(pattern: str) -> str:
 
 
 #: A named pattern (or tokenizers' GPT-2 spelling) from its Oniguruma spelling.
-_BY_ONIGURUMA: Final = {oniguruma_spelling(p): p for p in _SPACE_SAFE} | {p: p for p in _SPACE_SAFE}
+BY_ONIGURUMA: Final = {oniguruma_spelling(p): p for p in SPACE_SAFE_PATTERNS} | {p: p for p in SPACE_SAFE_PATTERNS}

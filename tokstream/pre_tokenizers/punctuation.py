@@ -1,7 +1,7 @@
 """``Punctuation``: split punctuation off, as ``tokenizers``' ``Punctuation``.
 
 Punctuation is ``tokenizers``' ``is_punctuation`` (ASCII punctuation or a Unicode P*
-character of the library's own tables: ``_tables._PUNCT``, read off it), each split off
+character of the library's own tables: ``_tables.PUNCT``, read off it), each split off
 with a ``SplitDelimiterBehavior`` (default ``Isolated``).
 
 Not handled: the ``regex`` module's ``\\p{P}``, on purpose: it follows newer Unicode
@@ -13,8 +13,8 @@ from __future__ import annotations
 import regex
 
 from ..json_fields import Build, JsonObject, field
-from ._tables import _PUNCT
-from .base import PreTokenizer, SpannedPiece, _sliced, _split_ranges, _split_spans
+from ._tables import PUNCT
+from .base import PreTokenizer, SpannedPiece, sliced, split_ranges, split_spans
 
 
 class Punctuation(PreTokenizer):
@@ -22,7 +22,7 @@ class Punctuation(PreTokenizer):
 
     type_name = "Punctuation"
 
-    _regex = regex.compile(_PUNCT)
+    _regex = regex.compile(PUNCT)
 
     def __init__(self, behavior: str = "Isolated") -> None:
         self.behavior = behavior
@@ -30,15 +30,15 @@ class Punctuation(PreTokenizer):
     def pre_tokenize(self, pieces: list[str]) -> list[str]:
         # An explicit class: no Unicode-version stand-ins (see _as_unicode16).
         finditer = self._regex.finditer
-        return [s for p in pieces for s in _split_spans(p, [m.span() for m in finditer(p)], self.behavior, False)]
+        return [s for p in pieces for s in split_spans(p, [m.span() for m in finditer(p)], self.behavior, False)]
 
     def pre_tokenize_spans(self, pieces: list[SpannedPiece]) -> list[SpannedPiece]:
         finditer = self._regex.finditer
         return [
             s
             for piece in pieces
-            for s in _sliced(
-                piece, _split_ranges(piece[0], [m.span() for m in finditer(piece[0])], self.behavior, False)
+            for s in sliced(
+                piece, split_ranges(piece[0], [m.span() for m in finditer(piece[0])], self.behavior, False)
             )
         ]
 

@@ -41,15 +41,15 @@ from ..models.base import Spelling
 from ..stability import NO_CUT, Cut, CutKind
 from .base import PreTokenizer, SpannedPiece, located_spans
 from .patterns import (
-    _ASCII_EQUIVALENT,
-    _SAFE_SPACE,
-    _SPACE_SAFE,
+    ASCII_EQUIVALENT,
+    SAFE_SPACE,
+    SPACE_SAFE_PATTERNS,
     known_pattern,
     oniguruma_spelling,
     resolve_pattern,
     splits_last_space_apart,
 )
-from .unicode16 import _matches, _unicode16_fixes
+from .unicode16 import findall16, unicode16_fixes
 
 
 class RegexSplit(PreTokenizer):
@@ -75,7 +75,7 @@ class RegexSplit(PreTokenizer):
             self._regex = regex.compile(self.pattern)
         except regex.error as e:
             raise ValueError(f"pre-tokenizer pattern does not compile: {e}") from e
-        self.space_safe = self.pattern in _SPACE_SAFE if space_safe is None else space_safe
+        self.space_safe = self.pattern in SPACE_SAFE_PATTERNS if space_safe is None else space_safe
         if self._regex.groups:
             # findall would return the groups; we want whole matches.
             finditer = self._regex.finditer
@@ -86,11 +86,11 @@ class RegexSplit(PreTokenizer):
             self.findall = self._regex.findall
         # For ASCII-only text; the same pieces as findall, faster (see module notes).
         self.findall_ascii: Callable[[str], list[str]] = self.findall
-        ascii_pattern = _ASCII_EQUIVALENT.get(self.pattern)
+        ascii_pattern = ASCII_EQUIVALENT.get(self.pattern)
         if ascii_pattern is not None and sys.version_info >= (3, 11):
             self.findall_ascii = re.compile(ascii_pattern, re.ASCII).findall
         # tiktoken's patterns follow Unicode 16.0 (see ``unicode16``).
-        self._unicode16 = self.pattern in _ASCII_EQUIVALENT if unicode16 is None else unicode16
+        self._unicode16 = self.pattern in ASCII_EQUIVALENT if unicode16 is None else unicode16
 
     def needs_unicode16(self, text: str) -> bool:
         """True when ``text`` holds a character that ``regex`` classes unlike Unicode 16.0.
@@ -99,12 +99,12 @@ class RegexSplit(PreTokenizer):
         """
         if not self._unicode16 or text.isascii():
             return False
-        guard, _ = _unicode16_fixes()
+        guard, _ = unicode16_fixes()
         return guard is not None and guard.search(text) is not None
 
     def findall_unicode16(self, text: str) -> list[str]:
         """``findall`` with Unicode 16.0 character classes, as tiktoken matches."""
-        return _matches(self._regex, text)
+        return findall16(self._regex, text)
 
     def split(self, text: str) -> list[str]:
         """Return the pieces of ``text``."""
@@ -123,7 +123,7 @@ class RegexSplit(PreTokenizer):
         """
         if not self.space_safe:
             return [text]
-        return _SAFE_SPACE.split(text)
+        return SAFE_SPACE.split(text)
 
     # ---------------------------------------------------------- as a pipeline stage
 

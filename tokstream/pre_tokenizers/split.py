@@ -16,10 +16,10 @@ from __future__ import annotations
 import regex
 
 from ..json_fields import Build, JsonObject, field, pattern
-from .base import PreTokenizer, SpannedPiece, _sliced, _split_ranges, _split_spans
-from .patterns import _BY_ONIGURUMA
+from .base import PreTokenizer, SpannedPiece, sliced, split_ranges, split_spans
+from .patterns import BY_ONIGURUMA
 from .regex_split import RegexSplit
-from .unicode16 import _spans
+from .unicode16 import spans16
 
 
 class Split(PreTokenizer):
@@ -37,20 +37,20 @@ class Split(PreTokenizer):
     def pre_tokenize(self, pieces: list[str]) -> list[str]:
         out: list[str] = []
         for p in pieces:
-            out += _split_spans(p, _spans(self._regex, p), self.behavior, self.invert)
+            out += split_spans(p, spans16(self._regex, p), self.behavior, self.invert)
         return out
 
     def pre_tokenize_spans(self, pieces: list[SpannedPiece]) -> list[SpannedPiece]:
         out: list[SpannedPiece] = []
         for piece in pieces:
             p = piece[0]
-            out += _sliced(piece, _split_ranges(p, _spans(self._regex, p), self.behavior, self.invert))
+            out += sliced(piece, split_ranges(p, spans16(self._regex, p), self.behavior, self.invert))
         return out
 
     def isolated_regex(self) -> RegexSplit | None:
         """A regex ``Split`` that isolates the matches of a named pattern (Llama 3's)."""
-        if self.is_regex and self.behavior == "Isolated" and not self.invert and self.pattern in _BY_ONIGURUMA:
-            return RegexSplit(_BY_ONIGURUMA[self.pattern], unicode16=True)
+        if self.is_regex and self.behavior == "Isolated" and not self.invert and self.pattern in BY_ONIGURUMA:
+            return RegexSplit(BY_ONIGURUMA[self.pattern], unicode16=True)
         return None
 
     def to_json(self) -> dict[str, object]:

@@ -15,7 +15,7 @@ Which characters differ depends on the installed ``regex`` (``pyproject.toml`` a
 any release from 2024.9.11), so no table of them is stored. ``_unicode16.py`` (made by
 ``tools/gen_unicode16.py`` from ``unicodedata2`` 16.0.0) holds only Unicode 16.0 facts:
 the unassigned code points and the code points of each letter, mark and number
-category, as ranges. ``_unicode16_fixes`` compares them with the installed ``regex``
+category, as ranges. ``unicode16_fixes`` compares them with the installed ``regex``
 once per process, on first use.
 
 Not handled: only the classes tiktoken's patterns use are corrected (``\p{L}``, its five
@@ -103,7 +103,7 @@ def _gaps(ranges: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 @functools.lru_cache(maxsize=1)
-def _unicode16_fixes() -> tuple[regex.Pattern[str] | None, dict[int, str]]:
+def unicode16_fixes() -> tuple[regex.Pattern[str] | None, dict[int, str]]:
     """The guard pattern and the translate table for findall_unicode16.
 
     Computed once per process, on first use, for the installed ``regex``: each code
@@ -147,13 +147,13 @@ def _as_unicode16(text: str) -> str:
     """
     if text.isascii():
         return text
-    guard, table = _unicode16_fixes()
+    guard, table = unicode16_fixes()
     if guard is None or guard.search(text) is None:
         return text
     return text.translate(table)
 
 
-def _matches(pattern: regex.Pattern[str], text: str) -> list[str]:
+def findall16(pattern: regex.Pattern[str], text: str) -> list[str]:
     """``findall`` under Unicode 16.0 classes (see ``_as_unicode16``)."""
     probe = _as_unicode16(text)
     if probe is text:
@@ -161,5 +161,5 @@ def _matches(pattern: regex.Pattern[str], text: str) -> list[str]:
     return [text[m.start() : m.end()] for m in pattern.finditer(probe)]
 
 
-def _spans(pattern: regex.Pattern[str], text: str) -> list[tuple[int, int]]:
+def spans16(pattern: regex.Pattern[str], text: str) -> list[tuple[int, int]]:
     return [m.span() for m in pattern.finditer(_as_unicode16(text))]

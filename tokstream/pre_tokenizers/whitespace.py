@@ -14,8 +14,8 @@ from __future__ import annotations
 import regex
 
 from ..stability import Cut, CutKind
-from .base import PreTokenizer, SpannedPiece, _sliced
-from .unicode16 import _matches, _spans
+from .base import PreTokenizer, SpannedPiece, sliced
+from .unicode16 import findall16, spans16
 
 
 class Whitespace(PreTokenizer):
@@ -30,10 +30,10 @@ class Whitespace(PreTokenizer):
     _regex = regex.compile(r"\w+|[^\w\s]+")
 
     def pre_tokenize(self, pieces: list[str]) -> list[str]:
-        return [s for p in pieces for s in _matches(self._regex, p)]
+        return [s for p in pieces for s in findall16(self._regex, p)]
 
     def pre_tokenize_spans(self, pieces: list[SpannedPiece]) -> list[SpannedPiece]:
-        return [s for piece in pieces for s in _sliced(piece, _spans(self._regex, piece[0]))]
+        return [s for piece in pieces for s in sliced(piece, spans16(self._regex, piece[0]))]
 
     def to_json(self) -> dict[str, object]:
         return {"type": "Whitespace"}
@@ -51,10 +51,10 @@ class WhitespaceSplit(PreTokenizer):
     _regex = regex.compile(r"\S+")
 
     def pre_tokenize(self, pieces: list[str]) -> list[str]:
-        return [s for p in pieces for s in _matches(self._regex, p)]
+        return [s for p in pieces for s in findall16(self._regex, p)]
 
     def pre_tokenize_spans(self, pieces: list[SpannedPiece]) -> list[SpannedPiece]:
-        return [s for piece in pieces for s in _sliced(piece, _spans(self._regex, piece[0]))]
+        return [s for piece in pieces for s in sliced(piece, spans16(self._regex, piece[0]))]
 
     def to_json(self) -> dict[str, object]:
         return {"type": "WhitespaceSplit"}

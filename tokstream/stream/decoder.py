@@ -626,7 +626,7 @@ class StreamDecoder:
                 stops = self._stops
                 # StopMatcher.feed's own first test, inlined: nothing held and no
                 # character that starts a stop is the common case, one C set scan.
-                if stops is not None and (stops._state or not stops._first.isdisjoint(text)):
+                if stops is not None and (stops.state or not stops.first_chars.isdisjoint(text)):
                     return self._emit(text)
                 self._parts.append(text)
                 return text

@@ -48,7 +48,7 @@ class StopMatcher:
     Cost: see the module notes; ``copy()`` is O(1) (the automaton is shared).
     """
 
-    __slots__ = ("_delta", "_depth", "_first", "_held", "_match", "_state", "matched", "stops")
+    __slots__ = ("_delta", "_depth", "_held", "_match", "first_chars", "matched", "state", "stops")
 
     def __init__(self, stops: str | Iterable[str]) -> None:
         if isinstance(stops, (bytes, bytearray)):
@@ -64,8 +64,11 @@ class StopMatcher:
         #: The stop that completed, or None.
         self.matched: str | None = None
         self._delta, self._depth, self._match = _automaton(stops)
-        self._first = frozenset(s[0] for s in stops)
-        self._state = 0  # automaton state: the held suffix, as a trie node
+        #: The characters a stop starts with: text with none of them, fed while nothing
+        #: is held (``state == 0``), passes whole (``StreamDecoder`` inlines that test).
+        self.first_chars: frozenset[str] = frozenset(s[0] for s in stops)
+        #: The automaton state: the held suffix, as a trie node (0: nothing held).
+        self.state = 0
         self._held = ""  # the text of that node (len == self._depth[state])
 
     @property
@@ -77,8 +80,8 @@ class StopMatcher:
         """Take the next chunk; return the text that can no longer be part of a stop."""
         if self.matched is not None:
             return ""
-        state = self._state
-        if not state and self._first.isdisjoint(text):
+        state = self.state
+        if not state and self.first_chars.isdisjoint(text):
             return text  # nothing held and nothing here can start a stop
         delta, match = self._delta, self._match
         for i, c in enumerate(text):
@@ -88,17 +91,17 @@ class StopMatcher:
                 stop = self.stops[k]
                 pending = self._held + text[: i + 1]
                 self.matched = stop
-                self._state, self._held = 0, ""
+                self.state, self._held = 0, ""
                 return pending[: len(pending) - len(stop)]
         pending = self._held + text
         keep = self._depth[state]
-        self._state = state
+        self.state = state
         self._held = pending[len(pending) - keep :] if keep else ""
         return pending[: len(pending) - keep]
 
     def flush(self) -> str:
         """End of text: return the held suffix (it can no longer become a stop)."""
-        held, self._held, self._state = self._held, "", 0
+        held, self._held, self.state = self._held, "", 0
         return held if self.matched is None else ""
 
     def copy(self) -> StopMatcher:
@@ -106,7 +109,7 @@ class StopMatcher:
         other = StopMatcher.__new__(StopMatcher)
         other.stops, other.matched = self.stops, self.matched
         other._delta, other._depth, other._match = self._delta, self._depth, self._match
-        other._first, other._state, other._held = self._first, self._state, self._held
+        other.first_chars, other.state, other._held = self.first_chars, self.state, self._held
         return other
 
 
