@@ -46,7 +46,6 @@ import argparse
 import os
 import random
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,8 +60,6 @@ from encode import best_of, verdict
 FIXTURES = Path(os.environ.get("TOKSTREAM_FIXTURES", Path(__file__).resolve().parents[2] / "shared" / "fixtures"))
 LLAMA3 = FIXTURES / "hf" / "llama3_tokenizer.json"
 TARGET_RATIO = 1.2
-
-
 
 
 def english_prose() -> str | None:
@@ -96,7 +93,9 @@ def tokenizers(with_chatml: bool) -> list[tuple[str, Tokenizer]]:
 # -- plan() against encode() -------------------------------------------------------
 
 
-def bench_plan(label: str, tok: Tokenizer, prompts: list[str], what: str, block_size: int, reps: int, **kw: object) -> bool:
+def bench_plan(
+    label: str, tok: Tokenizer, prompts: list[str], what: str, block_size: int, reps: int, **kw: object
+) -> bool:
     """One line: ``plan`` against ``encode`` over ``prompts`` (warm); whether the target was met."""
     planner = PrefixCachePlanner(tok, block_size=block_size)
     plan, encode = planner.plan, tok.encode
@@ -236,14 +235,18 @@ def bench_chat(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="PrefixCachePlanner.plan against encode; cache hits on a chat against naive planners.")
+    parser = argparse.ArgumentParser(
+        description="PrefixCachePlanner.plan against encode; cache hits on a chat against naive planners."
+    )
     parser.add_argument("section", nargs="?", choices=("all", "plan", "chat"), default="all")
     parser.add_argument("--prompts", type=int, default=200, help="prompts for the plan timing (default 200)")
     parser.add_argument("--chars", type=int, default=4096, help="characters per prompt (default 4096)")
     parser.add_argument("--turns", type=int, default=20, help="chat turns (default 20)")
     parser.add_argument("--block-size", type=int, default=16, help="ids per block (default 16)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--repeat", type=int, default=int(os.environ.get("BENCH_REPEAT", "5")), help="best of N (default 5)")
+    parser.add_argument(
+        "--repeat", type=int, default=int(os.environ.get("BENCH_REPEAT", "5")), help="best of N (default 5)"
+    )
     args = parser.parse_args(argv)
     prose = english_prose()
     if prose is None:

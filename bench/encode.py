@@ -20,7 +20,6 @@ and ``tokenizers``. ``python bench/encode.py hf`` runs only the tokenizers secti
 
 from __future__ import annotations
 
-import glob
 import inspect
 import os
 import sys
@@ -78,9 +77,16 @@ def fresh(tok: Tokenizer) -> Tokenizer:
 
 def code_sample() -> str:
     # Python's own standard library: present on every machine, real code.
-    import argparse, asyncio.base_events, collections, dataclasses, inspect as insp, typing  # noqa: E401
+    import argparse
+    import asyncio.base_events
+    import collections
+    import dataclasses
+    import inspect as insp
+    import typing
 
-    return "\n".join(inspect.getsource(m) for m in (argparse, asyncio.base_events, collections, dataclasses, insp, typing))
+    return "\n".join(
+        inspect.getsource(m) for m in (argparse, asyncio.base_events, collections, dataclasses, insp, typing)
+    )
 
 
 HF_FILES = (

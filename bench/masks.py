@@ -41,7 +41,7 @@ from tokstream.constrain.masks import TokenMasker, pack_bitmask
 from tokstream.tokenizer import Tokenizer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from encode import verdict  # noqa: E402  (bench/encode.py, next to this file)
+from encode import verdict
 
 FIXTURES = Path(os.environ.get("TOKSTREAM_FIXTURES", Path(__file__).resolve().parents[2] / "shared" / "fixtures"))
 LLAMA3 = FIXTURES / "hf" / "llama3_tokenizer.json"
@@ -85,7 +85,9 @@ def healing_prompt(tok: Tokenizer, prefix: bytes) -> tuple[list[int], str]:
     exact = [int(i) for i in index.order[lo:hi] if index.token_bytes[int(i)] == prefix]
     if not exact:
         raise SystemExit(f"{tok.name}: no token is exactly {prefix!r}; pick another prefix")
-    return tok.encode(text[: -len(prefix.decode("utf-8"))], disallowed_special=()) + exact[:1], "text ids + the prefix token"
+    return tok.encode(text[: -len(prefix.decode("utf-8"))], disallowed_special=()) + exact[
+        :1
+    ], "text ids + the prefix token"
 
 
 def line(name: str, label: str, what: str, p50: float, p99: float, tail: str = "") -> None:
@@ -147,7 +149,14 @@ def bench_prefix(
     p50_mask, p99 = percentiles(lambda: masker.mask(c), reps)
     ok = p50_mask <= TARGET_MASK_US
     results.append(ok)
-    line(name, label, "mask", p50_mask, p99, f"{n_allowed} ids allowed  target p50 <= {TARGET_MASK_US:.0f} us  {verdict(ok)}")
+    line(
+        name,
+        label,
+        "mask",
+        p50_mask,
+        p99,
+        f"{n_allowed} ids allowed  target p50 <= {TARGET_MASK_US:.0f} us  {verdict(ok)}",
+    )
 
     p50, p99 = percentiles(lambda: masker.bitmask(c), reps)
     ok = p50 <= TARGET_MASK_US
@@ -171,7 +180,14 @@ def bench_prefix(
     line(name, label, "draft_masks k=4", p50, p99, "(no target)")
 
     p50_naive, p99 = percentiles(lambda: naive_mask(index.token_bytes, prefix), naive_reps, warmup=1)
-    line(name, label, "naive Python scan", p50_naive, p99, f"ratio naive/ours {p50_naive / p50_mask:8.0f}x (>1: ours faster)")
+    line(
+        name,
+        label,
+        "naive Python scan",
+        p50_naive,
+        p99,
+        f"ratio naive/ours {p50_naive / p50_mask:8.0f}x (>1: ours faster)",
+    )
 
     if alternatives:
         order, rank = index.order, index.rank
@@ -200,18 +216,29 @@ def bench_prefix(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="TokenMasker latency (mask, bitmask, heal, apply, drafts) against a naive scan.")
-    parser.add_argument("--reps", type=int, default=int(os.environ.get("BENCH_REPEAT", "500")), help="timed calls per case (default 500)")
+    parser = argparse.ArgumentParser(
+        description="TokenMasker latency (mask, bitmask, heal, apply, drafts) against a naive scan."
+    )
+    parser.add_argument(
+        "--reps",
+        type=int,
+        default=int(os.environ.get("BENCH_REPEAT", "500")),
+        help="timed calls per case (default 500)",
+    )
     parser.add_argument("--naive-reps", type=int, default=5, help="timed calls of the naive scan (default 5)")
     parser.add_argument("--no-alternatives", dest="alternatives", action="store_false", help="skip the dropped designs")
     parser.add_argument("--tokenizer", choices=("all", "o200k", "llama3"), default="all")
     args = parser.parse_args(argv)
     results: list[bool] = []
     if args.tokenizer in ("all", "o200k"):
-        results += bench_tokenizer("o200k_base", tokstream.load("o200k_base"), args.reps, args.naive_reps, args.alternatives)
+        results += bench_tokenizer(
+            "o200k_base", tokstream.load("o200k_base"), args.reps, args.naive_reps, args.alternatives
+        )
     if args.tokenizer in ("all", "llama3"):
         if LLAMA3.is_file():
-            results += bench_tokenizer("llama3", Tokenizer.from_file(LLAMA3), args.reps, args.naive_reps, args.alternatives)
+            results += bench_tokenizer(
+                "llama3", Tokenizer.from_file(LLAMA3), args.reps, args.naive_reps, args.alternatives
+            )
         else:
             print(f"skipping llama3: {LLAMA3} not found (set TOKSTREAM_FIXTURES)")
     print(f"# targets met: {sum(results)}/{len(results)}  {verdict(all(results))}")

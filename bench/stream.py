@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import tokstream
@@ -46,8 +45,6 @@ CL100K = FIXTURES / "tiktoken" / "cl100k_base.tiktoken"
 # Never in the corpus (checked), but "\n\nUser:" starts with a frequent character, so the
 # stop matcher keeps meeting partial matches: the realistic cost, not the trivial one.
 STOPS = ("<|stop|>", "\n\nUser:")
-
-
 
 
 def chunked(text: str, size: int) -> list[str]:
@@ -126,7 +123,9 @@ def bench_encode(tok: Tokenizer, text: str, chunk: int, reps: int) -> None:
         if stream_encode(tok, chunks, batch) != want:
             raise SystemExit(f"llama3: StreamEncoder(batch={batch}) differs from tok.encode on the slice")
         t_stream = best_of(lambda b=batch: stream_encode(tok, chunks, b), reps, warmup=1)
-        target = f"(<1: stream faster; target <= 1.5)  {verdict(t_stream / t_one <= 1.5)}" if batch == 64 else "(no target)"
+        target = (
+            f"(<1: stream faster; target <= 1.5)  {verdict(t_stream / t_one <= 1.5)}" if batch == 64 else "(no target)"
+        )
         print(
             f"encode  llama3  {mb:4.2f} MB  {len(chunks)} chunks of {chunk} chars  StreamEncoder(batch={batch}) "
             f"{mb / t_stream:5.1f} MB/s  one-shot encode {mb / t_one:5.1f} MB/s  time ratio {t_stream / t_one:4.2f}x {target}",
@@ -166,12 +165,23 @@ def bench_naive(text: str, chunk: int, reps: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Streaming decode/encode against DecodeStream, encode and naive re-encoding.")
+    parser = argparse.ArgumentParser(
+        description="Streaming decode/encode against DecodeStream, encode and naive re-encoding."
+    )
     parser.add_argument("section", nargs="?", choices=("all", "decode", "encode"), default="all")
-    parser.add_argument("--chars", type=int, default=200_000, help="corpus slice for decode and encode (default 200000)")
-    parser.add_argument("--naive-chars", type=int, default=20_000, help="smaller slice for the quadratic naive re-encode (default 20000)")
+    parser.add_argument(
+        "--chars", type=int, default=200_000, help="corpus slice for decode and encode (default 200000)"
+    )
+    parser.add_argument(
+        "--naive-chars",
+        type=int,
+        default=20_000,
+        help="smaller slice for the quadratic naive re-encode (default 20000)",
+    )
     parser.add_argument("--chunk", type=int, default=16, help="characters per StreamEncoder chunk (default 16)")
-    parser.add_argument("--repeat", type=int, default=int(os.environ.get("BENCH_REPEAT", "5")), help="best of N (default 5)")
+    parser.add_argument(
+        "--repeat", type=int, default=int(os.environ.get("BENCH_REPEAT", "5")), help="best of N (default 5)"
+    )
     args = parser.parse_args(argv)
     missing = [p for p in (LLAMA3, CORPUS) if not p.is_file()]
     if missing:

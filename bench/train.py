@@ -31,7 +31,7 @@ FIXTURES = Path(os.environ.get("TOKSTREAM_FIXTURES", Path(__file__).resolve().pa
 CORPUS = FIXTURES / "corpora" / "shakespeare_gutenberg_modern.txt"
 
 # Each child: read the corpus, train, measure; print one JSON line.
-CHILD = r'''
+CHILD = r"""
 import json, resource, sys, time
 kind, vocab, fraction = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
 text = open(sys.argv[4], encoding="utf-8").read()
@@ -83,13 +83,14 @@ elif kind == "spm-unigram":
 out["held_bytes_per_token"] = len(held.encode("utf-8")) / len(ids)
 out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps(out))
-'''
+"""
 
 
 def run(kind: str, vocab: int, fraction: float = 1.0) -> dict[str, float]:
     proc = subprocess.run(
         [sys.executable, "-c", CHILD, kind, str(vocab), str(fraction), str(CORPUS)],
-        capture_output=True, text=True,
+        capture_output=True,
+        text=True,
     )
     if proc.returncode != 0:
         raise SystemExit(f"{kind} at {vocab} failed:\n{proc.stderr[-2000:]}")

@@ -1,6 +1,6 @@
 """tokstream in one page: copy what you need. Runs offline (the encodings are embedded).
 
-    python examples/quickstart.py
+python examples/quickstart.py
 """
 
 from __future__ import annotations

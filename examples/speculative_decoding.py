@@ -444,8 +444,16 @@ def distribution_check(
                     ids = plain_sample(target, masker, prompt_ids, make(), rng=rng, max_new_tokens=length, eos_id=eos)
                 else:
                     ids = speculative_sample(
-                        draft, target, masker, prompt_ids, make(), k=k, rng=rng, max_new_tokens=length,
-                        eos_id=eos, masked_draft=masked_draft,
+                        draft,
+                        target,
+                        masker,
+                        prompt_ids,
+                        make(),
+                        k=k,
+                        rng=rng,
+                        max_new_tokens=length,
+                        eos_id=eos,
+                        masked_draft=masked_draft,
                     )
                 outs.append(tuple(ids))
             runs[name] = outs
@@ -530,13 +538,32 @@ def demo(
                 decoder = tokstream.StreamDecoder(tok, stop=stop, prefix_ids=job_prompt, skip_special_tokens=True)
                 if name == "speculative":
                     speculative_sample(
-                        draft, target, masker, job_prompt, constraint, k=k, rng=rng, max_new_tokens=limit,
-                        eos_id=eos, masked_draft=masked_draft, decoder=decoder, on_text=emit, stats=st,
+                        draft,
+                        target,
+                        masker,
+                        job_prompt,
+                        constraint,
+                        k=k,
+                        rng=rng,
+                        max_new_tokens=limit,
+                        eos_id=eos,
+                        masked_draft=masked_draft,
+                        decoder=decoder,
+                        on_text=emit,
+                        stats=st,
                     )
                 else:
                     plain_sample(
-                        target, masker, job_prompt, constraint, rng=rng, max_new_tokens=limit, eos_id=eos,
-                        decoder=decoder, on_text=emit, stats=st,
+                        target,
+                        masker,
+                        job_prompt,
+                        constraint,
+                        rng=rng,
+                        max_new_tokens=limit,
+                        eos_id=eos,
+                        decoder=decoder,
+                        on_text=emit,
+                        stats=st,
                     )
                 emit(decoder.finish())
                 texts.append("".join(chunks))
@@ -605,8 +632,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--k", type=int, default=4, help="draft ids per target pass (default 4)")
     parser.add_argument("--max-new-tokens", type=int, default=40, help="ids of the healed continuation (default 40)")
     parser.add_argument("--runs", type=int, default=3, help="generations per sampler for the speed figures (default 3)")
-    parser.add_argument("--samples", type=int, default=400, help="samples per sampler and setup in the distribution check")
-    parser.add_argument("--corpus-chars", type=int, default=300_000, help="characters of the corpus window (default 300k)")
+    parser.add_argument(
+        "--samples", type=int, default=400, help="samples per sampler and setup in the distribution check"
+    )
+    parser.add_argument(
+        "--corpus-chars", type=int, default=300_000, help="characters of the corpus window (default 300k)"
+    )
     parser.add_argument("--full", action="store_true", help="the whole corpus, 2000 samples, 10 runs (~1.5 minutes)")
     parser.add_argument("--target-order", type=int, default=3, help="n of the target n-gram (default 3)")
     parser.add_argument("--unmasked-draft", action="store_true", help="draft without the constraint (lower acceptance)")
@@ -629,15 +660,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print()
     spec, plain = demo(
-        tok, draft, target, masker, k=args.k, max_new_tokens=args.max_new_tokens, seed=args.seed,
-        masked_draft=not args.unmasked_draft, runs=args.runs,
+        tok,
+        draft,
+        target,
+        masker,
+        k=args.k,
+        max_new_tokens=args.max_new_tokens,
+        seed=args.seed,
+        masked_draft=not args.unmasked_draft,
+        runs=args.runs,
     )
     print()
     summary(spec, plain, k=args.k, target_order=args.target_order, target_ms=args.target_ms, draft_ms=args.draft_ms)
     print()
     print(f"distribution check ({args.samples} samples per sampler; exact probabilities by enumeration):")
     results = distribution_check(
-        tok, draft, target, masker, k=args.k, samples=args.samples, seed=args.seed,
+        tok,
+        draft,
+        target,
+        masker,
+        k=args.k,
+        samples=args.samples,
+        seed=args.seed,
         masked_draft=not args.unmasked_draft,
     )
     ok = all(spec_check.passed for spec_check, _, _ in results)

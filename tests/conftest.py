@@ -35,9 +35,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # libcst 1.0 subclasses the deprecated mypy_extensions.TypedDict. Under the
     # project's filterwarnings = error that DeprecationWarning turned every hypothesis
     # failure into a pytest INTERNALERROR that hid the failing example.
-    config.addinivalue_line(
-        "filterwarnings", "ignore:mypy_extensions.TypedDict is deprecated:DeprecationWarning"
-    )
+    config.addinivalue_line("filterwarnings", "ignore:mypy_extensions.TypedDict is deprecated:DeprecationWarning")
 
 
 @pytest.fixture(scope="session")

@@ -174,8 +174,9 @@ def tiktoken_reference(name: str) -> Any:
         return real_load(str(local), expected_hash)
 
     # TIKTOKEN_CACHE_DIR="" stops tiktoken copying the file into its cache dir.
-    with mock.patch.object(openai_public, "load_tiktoken_bpe", load_local), mock.patch.dict(
-        os.environ, {"TIKTOKEN_CACHE_DIR": ""}
+    with (
+        mock.patch.object(openai_public, "load_tiktoken_bpe", load_local),
+        mock.patch.dict(os.environ, {"TIKTOKEN_CACHE_DIR": ""}),
     ):
         spec = openai_public.ENCODING_CONSTRUCTORS[name]()
     return tiktoken.Encoding(**spec)
@@ -266,7 +267,7 @@ def _render(items: Sequence[Any], lo: int, hi: int, show: Callable[[Any], str] |
     for item in window:
         try:
             out.append(show(item))
-        except Exception as e:  # noqa: BLE001 - a bad item (id) is worth seeing in the report
+        except Exception as e:
             out.append(f"{item!r}=<{type(e).__name__}: {e}>")
     return "[" + ", ".join(out) + "]"
 

@@ -99,8 +99,32 @@ def _one(alphabet: str) -> st.SearchStrategy[str]:
 # ---------------------------------------------------------------- emoji
 
 _EMOJI_BASES = [
-    "😀", "😂", "🤔", "👍", "👋", "👨", "👩", "👧", "👦", "🧑", "🏳", "🏴", "❤",
-    "🔥", "🚀", "🐍", "🦀", "🎉", "✨", "☃", "⚽", "🫠", "🧜", "🏃", "🤷", "🙇",
+    "😀",
+    "😂",
+    "🤔",
+    "👍",
+    "👋",
+    "👨",
+    "👩",
+    "👧",
+    "👦",
+    "🧑",
+    "🏳",
+    "🏴",
+    "❤",
+    "🔥",
+    "🚀",
+    "🐍",
+    "🦀",
+    "🎉",
+    "✨",
+    "☃",
+    "⚽",
+    "🫠",
+    "🧜",
+    "🏃",
+    "🤷",
+    "🙇",
 ]
 _SKIN_TONES = [chr(c) for c in range(0x1F3FB, 0x1F400)]
 _ZWJ = "\u200d"
@@ -158,8 +182,30 @@ combining = st.tuples(
 ).map("".join)
 
 _NORMALIZABLE = [
-    "é", "Å", "ñ", "ö", "ǅ", "ﬁ", "Ω", "Å", "ḱṷṓn", "한국어", "가", "ア", "ｶﾞ", "①", "x²",
-    "Ĳ", "ſ", "ẛ̣", "ệ", "Ǆ", "ΐ", "ή", "ą̊", "\u1e9b\u0323",
+    "é",
+    "Å",
+    "ñ",
+    "ö",
+    "ǅ",
+    "ﬁ",
+    "Ω",
+    "Å",
+    "ḱṷṓn",
+    "한국어",
+    "가",
+    "ア",
+    "ｶﾞ",
+    "①",
+    "x²",
+    "Ĳ",
+    "ſ",
+    "ẛ̣",
+    "ệ",
+    "Ǆ",
+    "ΐ",
+    "ή",
+    "ą̊",
+    "\u1e9b\u0323",
 ]
 
 #: The same text in NFC, NFD, NFKC and NFKD, so pre-composed and decomposed forms meet.
@@ -187,8 +233,9 @@ surrogates = st.one_of(
 
 # --------------------------------------------------------------------- scripts
 
-_CJK = _chars((0x4E00, 0x9FFF), (0x3040, 0x30FF), (0xAC00, 0xD7A3), (0x3000, 0x303F),
-              (0xFF00, 0xFFEF), (0x20000, 0x2A6DF))
+_CJK = _chars(
+    (0x4E00, 0x9FFF), (0x3040, 0x30FF), (0xAC00, 0xD7A3), (0x3000, 0x303F), (0xFF00, 0xFFEF), (0x20000, 0x2A6DF)
+)
 _DEVANAGARI = _chars((0x0900, 0x097F))
 _THAI = _chars((0x0E00, 0x0E7F))
 _ARABIC = _chars((0x0600, 0x06FF), (0xFB50, 0xFDFF))
@@ -199,9 +246,7 @@ scripts = st.one_of(
     _run(_DEVANAGARI, 1, 10),
     _run(_THAI, 1, 10),
     _run(_ARABIC, 1, 10),
-    st.sampled_from(
-        ["吾輩は猫である。", "नमस्ते दुनिया", "สวัสดีครับ", "مرحبا بالعالم", "한국어", "ﷺ", "क्षत्रिय"]
-    ),
+    st.sampled_from(["吾輩は猫である。", "नमस्ते दुनिया", "สวัสดีครับ", "مرحبا بالعالم", "한국어", "ﷺ", "क्षत्रिय"]),
 )
 
 # -------------------------------------------------------------------- controls
@@ -212,12 +257,29 @@ _CONTROL_CHARS = [chr(c) for c in range(0x20)] + ["\x7f", "\x85", "\x1c", "\x1d"
 controls = _run("".join(_CONTROL_CHARS), 1, 6)
 
 #: Mixtures of ``\r\n``, ``\r`` and ``\n``, sometimes with spaces or tabs mixed in.
-newlines = st.lists(
-    st.sampled_from(["\r\n", "\r", "\n", "\n\n", " \n", "\t\n", "\r\r\n"]), min_size=1, max_size=6
-).map("".join)
+newlines = st.lists(st.sampled_from(["\r\n", "\r", "\n", "\n\n", " \n", "\t\n", "\r\r\n"]), min_size=1, max_size=6).map(
+    "".join
+)
 
-_SPACES = [" ", " ", "\t", "\n", "\u00a0", "\u3000", "\u2009", "\u1680", "\u2028", "\u2029",
-           "\x0b", "\x0c", "\x85", "\u200b", "\u202f", "\u205f", "\ufeff"]
+_SPACES = [
+    " ",
+    " ",
+    "\t",
+    "\n",
+    "\u00a0",
+    "\u3000",
+    "\u2009",
+    "\u1680",
+    "\u2028",
+    "\u2029",
+    "\x0b",
+    "\x0c",
+    "\x85",
+    "\u200b",
+    "\u202f",
+    "\u205f",
+    "\ufeff",
+]
 
 #: Runs of spaces, tabs, newlines and Unicode spaces (long runs too).
 whitespace_runs = st.one_of(
@@ -239,9 +301,7 @@ _DIGIT_SETS = [
 
 #: Digit runs of every length 1..40 from one or mixed digit sets.
 digit_runs = st.one_of(
-    st.tuples(st.sampled_from(_DIGIT_SETS[:-2]), st.integers(1, 40)).map(
-        lambda p: (p[0] * 5)[: p[1]]
-    ),
+    st.tuples(st.sampled_from(_DIGIT_SETS[:-2]), st.integers(1, 40)).map(lambda p: (p[0] * 5)[: p[1]]),
     st.sampled_from(_DIGIT_SETS).flatmap(lambda ds: _run(ds, 1, 40)),
     _run("".join(_DIGIT_SETS), 1, 40),
 )
@@ -249,8 +309,31 @@ digit_runs = st.one_of(
 
 # ---------------------------------------------------------------- contractions
 
-_CONTRACTIONS = ["'s", "'S", "'t", "'T", "'LL", "'ll", "'Ll", "’s", "'ve", "'VE", "'RE", "'re",
-                 "'m", "'M", "'d", "'D", "'", "''", "’", "'x", "'st", "'lll", "'  s"]
+_CONTRACTIONS = [
+    "'s",
+    "'S",
+    "'t",
+    "'T",
+    "'LL",
+    "'ll",
+    "'Ll",
+    "’s",
+    "'ve",
+    "'VE",
+    "'RE",
+    "'re",
+    "'m",
+    "'M",
+    "'d",
+    "'D",
+    "'",
+    "''",
+    "’",
+    "'x",
+    "'st",
+    "'lll",
+    "'  s",
+]
 
 #: Contractions in both cases, with and without a word before them.
 contractions = st.tuples(
@@ -306,7 +389,10 @@ special_lookalikes = st.one_of(
 # ------------------------------------------------------------------ mixed case
 
 _CASED = _chars(
-    (0x41, 0x5A), (0x61, 0x7A), (0xC0, 0xFF), (0x100, 0x17F),  # Latin
+    (0x41, 0x5A),
+    (0x61, 0x7A),
+    (0xC0, 0xFF),
+    (0x100, 0x17F),  # Latin
     (0x1C4, 0x1CC),  # Ǆ ǅ ǆ Ǉ ǈ ǉ Ǌ ǋ ǌ (Lt titlecase among them)
     (0x1F88, 0x1F8F),  # Greek Lt
     (0x2B0, 0x2C1),  # Lm modifier letters
@@ -317,8 +403,25 @@ _CASED = _chars(
 #: Letter runs that switch case (o200k's pattern splits on Lu/Lt -> Ll changes).
 mixed_case = st.one_of(
     st.sampled_from(
-        ["HelloWORLDfoo", "ǅungla", "ǅ", "ß", "SS", "ẞ", "İstanbul", "ΣΊΣΥΦΟΣ", "McDonald's",
-         "iPhone", "HTTPServer", "XMLHttpRequest", "aBcDeF", "ʰello", "ᾈᾉ", "ǈJ", "ABCdef'S"]
+        [
+            "HelloWORLDfoo",
+            "ǅungla",
+            "ǅ",
+            "ß",
+            "SS",
+            "ẞ",
+            "İstanbul",
+            "ΣΊΣΥΦΟΣ",
+            "McDonald's",
+            "iPhone",
+            "HTTPServer",
+            "XMLHttpRequest",
+            "aBcDeF",
+            "ʰello",
+            "ᾈᾉ",
+            "ǈJ",
+            "ABCdef'S",
+        ]
     ),
     _run(_CASED, 1, 12),
 )
@@ -331,13 +434,33 @@ mixed_case = st.one_of(
 #: ``unicodedata`` against tiktoken on all four encodings. tokstream must follow
 #: Unicode 16 here (``test_tiktoken_diff.py::test_recent_unicode_matches_tiktoken``).
 UNICODE_17_RANGES = [
-    (0x088F, 0x088F), (0x0C5C, 0x0C5C), (0x0CDC, 0x0CDC), (0x1ACF, 0x1ADD),
-    (0x1AE0, 0x1AEB), (0xA7CE, 0xA7CF), (0xA7D2, 0xA7D2), (0xA7D4, 0xA7D4),
-    (0xA7F1, 0xA7F1), (0x10940, 0x10959), (0x10EC5, 0x10EC7), (0x10EFA, 0x10EFB),
-    (0x11B60, 0x11B67), (0x11DB0, 0x11DDB), (0x11DE0, 0x11DE9), (0x16EA0, 0x16EB8),
-    (0x16EBB, 0x16ED3), (0x16FF2, 0x16FF6), (0x187F8, 0x187FF), (0x18D09, 0x18D1E),
-    (0x18D80, 0x18DF2), (0x1E6C0, 0x1E6DE), (0x1E6E0, 0x1E6F5), (0x1E6FE, 0x1E6FF),
-    (0x2B73A, 0x2B73F), (0x2CEA2, 0x2CEAD), (0x323B0, 0x33479),
+    (0x088F, 0x088F),
+    (0x0C5C, 0x0C5C),
+    (0x0CDC, 0x0CDC),
+    (0x1ACF, 0x1ADD),
+    (0x1AE0, 0x1AEB),
+    (0xA7CE, 0xA7CF),
+    (0xA7D2, 0xA7D2),
+    (0xA7D4, 0xA7D4),
+    (0xA7F1, 0xA7F1),
+    (0x10940, 0x10959),
+    (0x10EC5, 0x10EC7),
+    (0x10EFA, 0x10EFB),
+    (0x11B60, 0x11B67),
+    (0x11DB0, 0x11DDB),
+    (0x11DE0, 0x11DE9),
+    (0x16EA0, 0x16EB8),
+    (0x16EBB, 0x16ED3),
+    (0x16FF2, 0x16FF6),
+    (0x187F8, 0x187FF),
+    (0x18D09, 0x18D1E),
+    (0x18D80, 0x18DF2),
+    (0x1E6C0, 0x1E6DE),
+    (0x1E6E0, 0x1E6F5),
+    (0x1E6FE, 0x1E6FF),
+    (0x2B73A, 0x2B73F),
+    (0x2CEA2, 0x2CEAD),
+    (0x323B0, 0x33479),
 ]
 
 #: Characters whose general category changed after Unicode 14 (Python 3.11's
@@ -346,9 +469,16 @@ RECLASSIFIED = ["\u0295", "\U0001171e"]
 
 #: Letters and digits new in Unicode 15.0 / 16.0, which tiktoken already knows.
 _UNICODE_15_16 = _chars(
-    (0x1C89, 0x1C8A), (0xA7CB, 0xA7CD), (0x105C0, 0x105F3), (0x10D40, 0x10D65),
-    (0x11380, 0x11389), (0x116D0, 0x116E3), (0x11BC0, 0x11BE0), (0x11F04, 0x11F10),
-    (0x31350, 0x323AF), (0x1E5D0, 0x1E5FA),
+    (0x1C89, 0x1C8A),
+    (0xA7CB, 0xA7CD),
+    (0x105C0, 0x105F3),
+    (0x10D40, 0x10D65),
+    (0x11380, 0x11389),
+    (0x116D0, 0x116E3),
+    (0x11BC0, 0x11BE0),
+    (0x11F04, 0x11F10),
+    (0x31350, 0x323AF),
+    (0x1E5D0, 0x1E5FA),
 )
 
 #: Characters from recent Unicode versions, where the ``regex`` module's tables and
@@ -385,8 +515,32 @@ CATEGORIES: dict[str, st.SearchStrategy[str]] = {
     "recent_unicode": recent_unicode,
     "text": st.text(max_size=12),
     "ascii": st.sampled_from(
-        ["hello", " world", "Hello", " ", ",", ".", "...", "!?", "/", "//", "-->", "$", "(",
-         ")", "{", "}", "\\", "_", "=", "#", "@", "`", "a", "I"]
+        [
+            "hello",
+            " world",
+            "Hello",
+            " ",
+            ",",
+            ".",
+            "...",
+            "!?",
+            "/",
+            "//",
+            "-->",
+            "$",
+            "(",
+            ")",
+            "{",
+            "}",
+            "\\",
+            "_",
+            "=",
+            "#",
+            "@",
+            "`",
+            "a",
+            "I",
+        ]
     ),
 }
 
@@ -403,8 +557,24 @@ def _every_category(draw) -> list[str]:
 
 #: Endings: text that ends in whitespace is split differently (``\s++$``), and a
 #: space after other whitespace is not a safe cut for tokstream's fast path.
-_ENDINGS = ["", "", "", " ", "\t ", "\n", " \n", "\n ", "\u00a0 ", "\u3000 ", "\r\n",
-            "\x0b ", "\x1c ", "\t", "\n\t", " \t"]
+_ENDINGS = [
+    "",
+    "",
+    "",
+    " ",
+    "\t ",
+    "\n",
+    " \n",
+    "\n ",
+    "\u00a0 ",
+    "\u3000 ",
+    "\r\n",
+    "\x0b ",
+    "\x1c ",
+    "\t",
+    "\n\t",
+    " \t",
+]
 
 
 def _single_spaced(text: str) -> str:

@@ -102,9 +102,7 @@ def test_encode_file_is_exact(capsys: pytest.CaptureFixture[str], tmp_path: Path
 
 
 @pytest.mark.parametrize("argv", [["encode"], ["encode", "--file", "-"]])
-def test_encode_stdin(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, argv: list[str]
-) -> None:
+def test_encode_stdin(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> None:
     text = "from stdin 👋\r\nsecond line\n"
     _set_stdin(monkeypatch, text.encode("utf-8"))
     code, out, _ = _run(capsys, *argv)
@@ -141,9 +139,7 @@ def test_encode_ordinary(capsys: pytest.CaptureFixture[str]) -> None:
     assert out == _ids_line(_ref("cl100k_base").encode_ordinary(text))
 
 
-def test_encode_terminal_stdin_gives_hint(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_encode_terminal_stdin_gives_hint(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
             return True
@@ -255,9 +251,7 @@ def test_count_files(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None
     code, out, _ = _run(capsys, "count", *args)
     assert code == 0
     rows = [line.split(None, 1) for line in out.splitlines()]
-    assert rows == [[str(n), str(p)] for n, p in zip(counts, paths)] + [
-        [str(sum(counts)), "total"]
-    ]
+    assert rows == [[str(n), str(p)] for n, p in zip(counts, paths)] + [[str(sum(counts)), "total"]]
 
     code, out, _ = _run(capsys, "count", *args, "--json")
     assert code == 0
@@ -344,9 +338,7 @@ def test_error_out_of_range_id_gpt2(capsys: pytest.CaptureFixture[str]) -> None:
 def test_error_disallowed_special(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     text = "say <|endoftext|> here"
     code, out, err = _run(capsys, "encode", text)
-    _assert_one_line_error(
-        code, out, err, "'<|endoftext|>' at offset 4", "--allowed-special", "--ordinary"
-    )
+    _assert_one_line_error(code, out, err, "'<|endoftext|>' at offset 4", "--allowed-special", "--ordinary")
     assert code == 1
     path = tmp_path / "special.txt"
     path.write_text(text, encoding="utf-8")
@@ -368,9 +360,7 @@ def test_error_invalid_utf8_file(capsys: pytest.CaptureFixture[str], tmp_path: P
         assert code == 1
 
 
-def test_error_invalid_utf8_stdin(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_error_invalid_utf8_stdin(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     _set_stdin(monkeypatch, b"ok \xff")
     code, out, err = _run(capsys, "encode")
     _assert_one_line_error(code, out, err, "<stdin>", "not valid UTF-8")
@@ -461,9 +451,7 @@ def _require_corpus() -> None:
     _ref("o200k_base")  # skips (or fails in CI) without the fixtures, as the others
 
 
-def test_train_wordpiece_saves_a_tokenizer_tokenizers_loads(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
+def test_train_wordpiece_saves_a_tokenizer_tokenizers_loads(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     _require_corpus()
     files = _corpus_files(tmp_path)
     out = tmp_path / "wp.json"
@@ -491,8 +479,21 @@ def test_train_bpe_options(capsys: pytest.CaptureFixture[str], tmp_path: Path) -
     files = _corpus_files(tmp_path)
     out = tmp_path / "bpe.json"
     code, _, err = _run(
-        capsys, "train", "-m", "bpe", "-n", "400", "--pattern", "gpt2", "--special-token", "<|end|>",
-        "--min-frequency", "3", "-o", str(out), *map(str, files),
+        capsys,
+        "train",
+        "-m",
+        "bpe",
+        "-n",
+        "400",
+        "--pattern",
+        "gpt2",
+        "--special-token",
+        "<|end|>",
+        "--min-frequency",
+        "3",
+        "-o",
+        str(out),
+        *map(str, files),
     )
     assert (code, err) == (0, "")
     import tokstream

@@ -93,9 +93,7 @@ def test_section_1_ids_are_tiktokens(name: str, reference: Callable[[str], Any])
     message = _after(lines, "encode(user text) raises SpecialTokenError: ")
     assert f"special token {special!r} at offset {user_text.index(special)}" in message
     assert "allowed_special=" in message and "disallowed_special=()" in message
-    m = re.fullmatch(
-        r"allowed_special=\{'(.+)'\} \(the control token, id (\d+)\): (\[.*\])", lines[-2]
-    )
+    m = re.fullmatch(r"allowed_special=\{'(.+)'\} \(the control token, id (\d+)\): (\[.*\])", lines[-2])
     assert m is not None, lines[-2]
     assert m.group(1) == special and int(m.group(2)) == ref.encode_single_token(special)
     assert ast.literal_eval(m.group(3)) == ref.encode(user_text, allowed_special={special})
@@ -177,9 +175,7 @@ def test_section_3_healing(tok: tokstream.Tokenizer, reference: Callable[[str], 
     ids = ref.encode(prompt)
     pieces = _literal(lines, "prompt tokens: ")
     assert pieces == [ref.decode_single_token_bytes(i) for i in ids]
-    m = re.fullmatch(
-        r"removed (\d) token\(s\), prefix (b'.*')", _after(lines, "heal(tok, ids, max_backoff=2): ")
-    )
+    m = re.fullmatch(r"removed (\d) token\(s\), prefix (b'.*')", _after(lines, "heal(tok, ids, max_backoff=2): "))
     assert m is not None
     removed, prefix = int(m.group(1)), ast.literal_eval(m.group(2))
     assert 1 <= removed <= 2 and prefix == b"".join(pieces[-removed:])
@@ -192,9 +188,7 @@ def test_section_3_healing(tok: tokstream.Tokenizer, reference: Callable[[str], 
     vocab = ref.token_byte_values()
     assert any(b.startswith(prefix) and b != prefix for b in vocab)  # heal's condition
     if removed < 2:
-        assert not any(
-            b.startswith(b"".join(pieces[-2:])) and b != b"".join(pieces[-2:]) for b in vocab
-        )
+        assert not any(b.startswith(b"".join(pieces[-2:])) and b != b"".join(pieces[-2:]) for b in vocab)
     complete = [b for b in vocab if b.startswith(prefix)]
     partial = [b for b in vocab if b and len(b) < len(prefix) and prefix.startswith(b)]
     n = len(complete) + len(partial)
@@ -214,18 +208,14 @@ def test_section_3_healing(tok: tokstream.Tokenizer, reference: Callable[[str], 
     )
     assert m is not None, lines[-1]
     full = ref.encode(prompt + demo.HEAL_REST)
-    assert (
-        full[: len(ids) - removed] == ids[:-removed] and int(m.group(2)) == full[len(ids) - removed]
-    )
+    assert full[: len(ids) - removed] == ids[:-removed] and int(m.group(2)) == full[len(ids) - removed]
     assert ast.literal_eval(m.group(1)).startswith(prefix) and m.group(3) == "True"
 
 
 # ----------------------------------------------------------- 4. cache keys
 
 
-_PLAN = re.compile(
-    r"  (\d+) ids, stable_len (\d+), (\d+) block keys?, first key ([0-9a-f]{16})\.\.\."
-)
+_PLAN = re.compile(r"  (\d+) ids, stable_len (\d+), (\d+) block keys?, first key ([0-9a-f]{16})\.\.\.")
 
 
 def _check_chat(lines: list[str], encode: Callable[[str], list[int]]) -> None:
@@ -236,9 +226,7 @@ def _check_chat(lines: list[str], encode: Callable[[str], list[int]]) -> None:
     assert rest.startswith("turn 1 + ")
     turn_2 = turn_1 + ast.literal_eval(rest[len("turn 1 + ") :])
     plans = [
-        _PLAN.fullmatch(lines[lines.index(ln) + 1])
-        for ln in lines
-        if ln.startswith("turn ") and " prompt: " in ln
+        _PLAN.fullmatch(lines[lines.index(ln) + 1]) for ln in lines if ln.startswith("turn ") and " prompt: " in ln
     ]
     assert all(plans) and len(plans) == 2
     (n1, s1, k1, key1), (n2, s2, k2, key2) = [p.groups() for p in plans if p]
@@ -252,10 +240,7 @@ def _check_chat(lines: list[str], encode: Callable[[str], list[int]]) -> None:
         _line(lines, "turn 2 reuses "),
     )
     assert m is not None
-    assert (
-        int(m.group(1)) == int(m.group(2)) == int(k1)
-        and int(m.group(3)) == int(k1) * demo.BLOCK_SIZE
-    )
+    assert int(m.group(1)) == int(m.group(2)) == int(k1) and int(m.group(3)) == int(k1) * demo.BLOCK_SIZE
 
 
 def test_section_4_cache_keys(tok: tokstream.Tokenizer, reference: Callable[[str], Any]) -> None:
@@ -295,9 +280,7 @@ def test_section_4_llama3_chat_specials() -> None:
 
 def test_section_4_chatml_specials(reference: Callable[[str], Any]) -> None:
     ref = reference("cl100k_base")
-    tok = tokstream.extend(
-        tokstream.load("cl100k_base"), ["<|im_start|>", "<|im_end|>"], special=True
-    )
+    tok = tokstream.extend(tokstream.load("cl100k_base"), ["<|im_start|>", "<|im_end|>"], special=True)
     # tiktoken's documented way to extend an encoding, with the ids extend() chose.
     tiktoken = pytest.importorskip("tiktoken")
     chatml = tiktoken.Encoding(
@@ -326,9 +309,7 @@ def _check_speculative(lines: list[str], tok: tokstream.Tokenizer) -> None:
         if ln.startswith("  call ")
     ]
     assert calls and all(calls)
-    m = re.fullmatch(
-        r"acceptance rate: ([0-9.]+) \((\d+) of (\d+) drafts\)", _line(lines, "acceptance rate: ")
-    )
+    m = re.fullmatch(r"acceptance rate: ([0-9.]+) \((\d+) of (\d+) drafts\)", _line(lines, "acceptance rate: "))
     assert m is not None
     rate, accepted, proposed = float(m.group(1)), int(m.group(2)), int(m.group(3))
     assert 0.0 <= rate <= 1.0 and proposed == demo.K * len(calls)
@@ -369,16 +350,12 @@ def _check_speculative(lines: list[str], tok: tokstream.Tokenizer) -> None:
 def test_section_5_speculative(tok: tokstream.Tokenizer) -> None:
     pytest.importorskip("tokstream.constrain.speculative")
     lines = _lines(5, tok)
-    assert _after(lines, "prompt: ").startswith(
-        "'Read the docs at https://docs', constrained to start with b'.pyth'"
-    )
+    assert _after(lines, "prompt: ").startswith("'Read the docs at https://docs', constrained to start with b'.pyth'")
     _check_speculative(lines, tok)
     assert lines == _lines(5, tok)  # seeded: the same output every run
 
 
-def test_section_5_without_the_speculative_module(
-    tok: tokstream.Tokenizer, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_section_5_without_the_speculative_module(tok: tokstream.Tokenizer, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "tokstream.constrain.speculative", None)
     assert "not available" in demo.speculative(tok)
 
@@ -417,12 +394,8 @@ def test_demo_section_option(capsys: pytest.CaptureFixture[str]) -> None:
     assert "unknown tokenizer 'cl100k'" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize(
-    "name", ["cl100k_base", "hf/llama3_tokenizer.json", "spm/mistral_7b_v1_tokenizer.model"]
-)
-def test_demo_other_tokenizers(
-    capsys: pytest.CaptureFixture[str], reference: Callable[[str], Any], name: str
-) -> None:
+@pytest.mark.parametrize("name", ["cl100k_base", "hf/llama3_tokenizer.json", "spm/mistral_7b_v1_tokenizer.model"])
+def test_demo_other_tokenizers(capsys: pytest.CaptureFixture[str], reference: Callable[[str], Any], name: str) -> None:
     """``tokstream demo --tokenizer``: every section runs and keeps its claims; ids and
     the chat prompts' ids are the reference library's."""
     arg = name if "/" not in name else str(fixture_file(name))

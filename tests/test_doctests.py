@@ -25,7 +25,7 @@ import tokstream
 def _reraise(name: str) -> None:
     # walk_packages calls this inside its `except` when a package fails to import;
     # without it an ImportError there would silently drop the package from the walk.
-    raise  # noqa: PLE0704 - re-raises the exception being handled
+    raise
 
 
 MODULES = [

@@ -188,7 +188,9 @@ def test_damaged_rank_file(tmp_path, case, mutate, lineno, detail):
     mutate(lines)
     path = _write(tmp_path / "damaged.tiktoken", lines)
     _assert_file_error(
-        lambda: Tokenizer.from_tiktoken(path, pattern="cl100k_base"), "damaged.tiktoken", lineno,
+        lambda: Tokenizer.from_tiktoken(path, pattern="cl100k_base"),
+        "damaged.tiktoken",
+        lineno,
         detail=detail,
     )
 
@@ -202,9 +204,7 @@ def test_truncated_fixture_file(tmp_path):
         path = tmp_path / "cut.tiktoken"
         path.write_bytes(data[:cut])
         lineno = data[:cut].count(b"\n") + 1  # the last, partial line
-        _assert_file_error(
-            lambda p=path: Tokenizer.from_tiktoken(p, pattern="r50k_base"), "cut.tiktoken", lineno
-        )
+        _assert_file_error(lambda p=path: Tokenizer.from_tiktoken(p, pattern="r50k_base"), "cut.tiktoken", lineno)
 
 
 def test_wrong_hash_via_load(tmp_path):
@@ -330,9 +330,7 @@ def test_pickle_file_loaded(tmp_path, reference, read_corpus):
     enc = reference("cl100k_base")
     path = tmp_path / "copy.tiktoken"
     shutil.copyfile(fixture_file("tiktoken/cl100k_base.tiktoken"), path)
-    tok = Tokenizer.from_tiktoken(
-        path, pattern="cl100k_base", special_tokens=enc._special_tokens, name="mine"
-    )
+    tok = Tokenizer.from_tiktoken(path, pattern="cl100k_base", special_tokens=enc._special_tokens, name="mine")
     blob = pickle.dumps(tok)
     assert len(blob) < 2 * os.path.getsize(path)  # compact, as _parallel promises
     clone = pickle.loads(blob)
@@ -370,9 +368,7 @@ def test_errors_pickle(err):
 def test_encode_batch_equals_encode(pair):
     tok, enc = pair
     texts = _sample_texts() + ["<|endoftext|>"] * 3
-    assert tok.encode_batch(texts, allowed_special="all") == [
-        enc.encode(t, allowed_special="all") for t in texts
-    ]
+    assert tok.encode_batch(texts, allowed_special="all") == [enc.encode(t, allowed_special="all") for t in texts]
     assert tok.encode_batch(texts, disallowed_special=()) == [enc.encode_ordinary(t) for t in texts]
     assert tok.encode_batch([]) == []
     with pytest.raises(tokstream.SpecialTokenError):
@@ -454,9 +450,7 @@ def test_fingerprint(ours, tmp_path, reference):
     shutil.copyfile(fixture_file("tiktoken/r50k_base.tiktoken"), path)
     assert tokstream.load(path).fingerprint == prints["r50k_base"]
     # Same ranks, another pattern or other specials: another fingerprint.
-    other_pattern = Tokenizer.from_tiktoken(
-        path, pattern="cl100k_base", special_tokens={"<|endoftext|>": 50256}
-    )
+    other_pattern = Tokenizer.from_tiktoken(path, pattern="cl100k_base", special_tokens={"<|endoftext|>": 50256})
     other_specials = Tokenizer.from_tiktoken(path, pattern="r50k_base", special_tokens={})
     assert other_pattern.fingerprint != prints["r50k_base"]
     assert other_specials.fingerprint != prints["r50k_base"]

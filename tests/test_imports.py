@@ -112,9 +112,7 @@ def cycles(graph: Graph) -> list[list[str]]:
 
 def describe(graph: Graph, cycle: list[str]) -> str:
     modules = package_modules()
-    where = "; ".join(
-        f"{modules[a].relative_to(REPO)}:{graph[a][b]} imports {b}" for a, b in zip(cycle, cycle[1:])
-    )
+    where = "; ".join(f"{modules[a].relative_to(REPO)}:{graph[a][b]} imports {b}" for a, b in zip(cycle, cycle[1:]))
     return f"{' -> '.join(cycle)}\n      ({where})"
 
 

@@ -176,7 +176,7 @@ def test_every_layer_has_modules() -> None:
 
 # A source planted in the stream layer: every line marked `bad` must be reported, the
 # others not.
-PLANTED = '''
+PLANTED = """
 import tokstream._fastpath  # bad
 from .. import _parallel  # bad
 from ..models import _vocab  # bad
@@ -207,7 +207,7 @@ class Mine:
         self._state  # fine
         StreamDecoder._compute  # fine: a name of the stream layer
         return tok.__class__, tok.vocab, tok.stable_boundary("x")  # fine
-'''
+"""
 
 
 def test_violations_are_found_in_a_planted_source() -> None:

@@ -91,7 +91,11 @@ def check_offsets(tok, enc, text, **kw):
     if k is not None:
         raise AssertionError(
             describe_difference(
-                offsets, expected, what="offsets", names=("tokstream", "oracle"), text=text,
+                offsets,
+                expected,
+                what="offsets",
+                names=("tokstream", "oracle"),
+                text=text,
                 notes=[f"token {k} of {len(ids)}: {ids[k]}={pieces[k]!r}"] if k < len(ids) else [],
             )
         )
@@ -426,8 +430,24 @@ def test_pipeline_offsets_surrogates_index_the_original() -> None:
 
 # Special literals of the fixtures, mixed into the hypothesis text.
 _LITERALS = st.sampled_from(
-    ["[CLS]", "[SEP]", "[UNK]", "<s>", "</s>", "<unk>", "<|endoftext|>", "<|begin_of_text|>",
-     "  ", "ﬁ", "e\u0301", "Ⅻ", "ǅ", "\u3000", "\x7f", "▁"]
+    [
+        "[CLS]",
+        "[SEP]",
+        "[UNK]",
+        "<s>",
+        "</s>",
+        "<unk>",
+        "<|endoftext|>",
+        "<|begin_of_text|>",
+        "  ",
+        "ﬁ",
+        "e\u0301",
+        "Ⅻ",
+        "ǅ",
+        "\u3000",
+        "\x7f",
+        "▁",
+    ]
 )
 _PIPELINE_TEXT = st.lists(st.one_of(adversarial_text(max_fragments=6), _LITERALS), max_size=4).map("".join)
 
@@ -538,11 +558,15 @@ def _check_piece_spans(pre, text: str, starts: set[int], piece: str, spans) -> N
     rep = next((p.replacement for p in members if isinstance(p, pt.Metaspace)), None)
     runs: list[tuple[tuple[int, int], str]] = []
     for c, span in zip(piece, spans):
-        if runs and runs[-1][0] == span and (span[0] == span[1] or byte_level or rep is not None and text[span[0]] == " "):
+        if (
+            runs
+            and runs[-1][0] == span
+            and (span[0] == span[1] or byte_level or (rep is not None and text[span[0]] == " "))
+        ):
             runs[-1] = (span, runs[-1][1] + c)
         else:
             runs.append((span, c))
-    for i, ((a, b), run) in enumerate(runs):
+    for (a, b), run in runs:
         if a == b:
             assert run in ("Ġ", rep) and a in starts, (run, a, text)
             continue
@@ -563,8 +587,10 @@ def test_pre_tokenize_spans_agree(text: str, cut: int) -> None:
     """Same pieces as ``pre_tokenize``; spans checked character by character."""
     cut = min(cut, len(text))
     inputs = [text[:cut], text[cut:]]
-    spanned_inputs = [(inputs[0], [(k, k + 1) for k in range(cut)]),
-                      (inputs[1], [(k, k + 1) for k in range(cut, len(text))])]
+    spanned_inputs = [
+        (inputs[0], [(k, k + 1) for k in range(cut)]),
+        (inputs[1], [(k, k + 1) for k in range(cut, len(text))]),
+    ]
     for pre in _PRE_TOKENIZERS:
         got = pre.pre_tokenize_spans(spanned_inputs)
         assert [p for p, _ in got] == pre.pre_tokenize(inputs), pre
@@ -577,7 +603,9 @@ def test_pre_tokenize_spans_agree(text: str, cut: int) -> None:
 def test_located_spans() -> None:
     pieces = [("ab cd", [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5)]), ("cd", [(9, 10), (10, 11)])]
     assert located_spans(lambda ps: [s for p in ps for s in p.split(" ")], pieces) == [
-        ("ab", [(0, 1), (1, 2)]), ("cd", [(3, 4), (4, 5)]), ("cd", [(9, 10), (10, 11)])
+        ("ab", [(0, 1), (1, 2)]),
+        ("cd", [(3, 4), (4, 5)]),
+        ("cd", [(9, 10), (10, 11)]),
     ]
     with pytest.raises(NotImplementedError, match="pre_tokenize_spans"):
         located_spans(lambda ps: [p.upper() for p in ps], pieces)

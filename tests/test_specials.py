@@ -88,9 +88,7 @@ def _check_case(tok, enc, text, kw):
         assert ours_err.token == token, where
         # Oracle for the offset: the leftmost occurrence of any string that raises.
         assert ours_err.offset == text.find(token), where
-        assert text.find(token) == min(
-            text.find(s) for s in _disallowed(enc, kw) if s in text
-        ), where
+        assert text.find(token) == min(text.find(s) for s in _disallowed(enc, kw) if s in text), where
         assert repr(token) in str(ours_err), str(ours_err)
         assert f"offset {ours_err.offset}" in str(ours_err), str(ours_err)
     else:
@@ -187,9 +185,14 @@ def test_decode_skip_special_tokens(pair):
     assert tok.decode(ids) == text
 
 
-@pytest.mark.parametrize("kw", [{"disallowed_special": {"foo"}},
-                                {"disallowed_special": {"foo", "<|endoftext|>"}},
-                                {"allowed_special": "all", "disallowed_special": ["foo"]}])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"disallowed_special": {"foo"}},
+        {"disallowed_special": {"foo", "<|endoftext|>"}},
+        {"allowed_special": "all", "disallowed_special": ["foo"]},
+    ],
+)
 def test_unregistered_disallowed_string_raises_like_tiktoken(pair, kw):
     """tiktoken checks every string named in disallowed_special, registered or not."""
     tok, enc = pair

@@ -12,16 +12,7 @@ from __future__ import annotations
 
 import os
 
-from .errors import (
-    HashMismatchError,
-    InvalidTokenIdError,
-    SpecialTokenError,
-    TokenizerFileError,
-    TokstreamError,
-    UnknownTokenizerError,
-)
-from .tokenizer import Tokenizer
-from .stream import StreamDecoder, StreamEncoder, adecode, aencode
+from . import metrics
 from .cache import CachePlan, PrefixCachePlanner, PrefixIndex
 from .constrain import (
     Constraint,
@@ -33,7 +24,16 @@ from .constrain import (
     unreachable_tokens,
     verify_draft,
 )
-from . import metrics
+from .errors import (
+    HashMismatchError,
+    InvalidTokenIdError,
+    SpecialTokenError,
+    TokenizerFileError,
+    TokstreamError,
+    UnknownTokenizerError,
+)
+from .stream import StreamDecoder, StreamEncoder, adecode, aencode
+from .tokenizer import Tokenizer
 from .train.bpe import train_bpe
 from .train.counting import count_pretokens
 from .train.extend import ExtensionReport, extend, extension_report
@@ -43,37 +43,37 @@ from .train.wordpiece import train_wordpiece
 __version__ = "0.1.0"
 
 __all__ = [
-    "Tokenizer",
-    "load",
-    "count_pretokens",
-    "train_bpe",
-    "train_wordpiece",
-    "train_unigram",
-    "metrics",
+    "CachePlan",
+    "Constraint",
+    "ExtensionReport",
+    "HashMismatchError",
+    "Healing",
+    "InvalidTokenIdError",
+    "PrefixCachePlanner",
+    "PrefixIndex",
+    "SpecialTokenError",
     "StreamDecoder",
     "StreamEncoder",
+    "TokenMasker",
+    "Tokenizer",
+    "TokenizerFileError",
+    "TokstreamError",
+    "UnknownTokenizerError",
     "adecode",
     "aencode",
-    "heal",
-    "Healing",
-    "prefix_constraint",
     "choice_constraint",
-    "Constraint",
-    "TokenMasker",
-    "unreachable_tokens",
-    "verify_draft",
-    "PrefixCachePlanner",
-    "CachePlan",
-    "PrefixIndex",
+    "count_pretokens",
     "extend",
     "extension_report",
-    "ExtensionReport",
-    "TokstreamError",
-    "InvalidTokenIdError",
-    "SpecialTokenError",
-    "UnknownTokenizerError",
-    "TokenizerFileError",
-    "HashMismatchError",
+    "heal",
+    "load",
+    "metrics",
+    "prefix_constraint",
+    "train_bpe",
+    "train_unigram",
+    "train_wordpiece",
+    "unreachable_tokens",
+    "verify_draft",
 ]
 
 

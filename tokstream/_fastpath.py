@@ -37,7 +37,7 @@ from typing import Final
 
 from .pre_tokenizers import RegexSplit
 
-__all__ = ["PieceCache", "PieceEncoder", "CACHE_LIMIT", "MAX_CACHED_LEN"]
+__all__ = ["CACHE_LIMIT", "MAX_CACHED_LEN", "PieceCache", "PieceEncoder"]
 
 CACHE_LIMIT: Final = 1 << 17
 # Longer keys are rarely repeated; caching them would only evict useful entries.
@@ -125,7 +125,7 @@ class PieceEncoder:
     ``UnicodeEncodeError`` on lone surrogates; the caller replaces them and retries.
     """
 
-    __slots__ = ("pre", "ranks", "encode_piece", "_pieces", "_parts", "_whole", "chunk_ids")
+    __slots__ = ("_parts", "_pieces", "_whole", "chunk_ids", "encode_piece", "pre", "ranks")
 
     def __init__(
         self,
@@ -238,11 +238,7 @@ class PieceEncoder:
 
     def _encode_parts_bulk(self, parts: list[str]) -> list[int]:
         """Encode ``parts[1:]`` (all clean safe cuts), computing unseen ones in bulk."""
-        unseen = [
-            p
-            for p in set(islice(parts, 1, None)).difference(self._parts)
-            if len(p) <= MAX_CACHED_LEN
-        ]
+        unseen = [p for p in set(islice(parts, 1, None)).difference(self._parts) if len(p) <= MAX_CACHED_LEN]
         ascii_parts = [p for p in unseen if p.isascii()]
         other = [p for p in unseen if not p.isascii()]
         split = [
@@ -276,9 +272,7 @@ class PieceEncoder:
         but the piece dict (BPE of bytes does not depend on Unicode versions)."""
         get, encode_piece = self._pieces.get, self.encode_piece
         return list(
-            chain.from_iterable(
-                [get(p) or encode_piece(p.encode("utf-8")) for p in self.pre.findall_unicode16(text)]
-            )
+            chain.from_iterable([get(p) or encode_piece(p.encode("utf-8")) for p in self.pre.findall_unicode16(text)])
         )
 
     def _fill_pieces(self, pieces: set[str]) -> None:

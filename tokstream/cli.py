@@ -101,10 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # --help, --version and usage errors; a library caller wants a status, not an exit.
         return e.code if isinstance(e.code, int) else 2
     if args.command is None:
-        _print_error(
-            f"no command given; choose one of {', '.join(c.name for c in _COMMANDS)} "
-            f"(see '{_PROG} --help')"
-        )
+        _print_error(f"no command given; choose one of {', '.join(c.name for c in _COMMANDS)} (see '{_PROG} --help')")
         return 2
     command: _Command = args.handler
     try:
@@ -153,8 +150,7 @@ def _add_decode_arguments(p: argparse.ArgumentParser) -> None:
         "ids",
         nargs="*",
         metavar="ID",
-        help="token ids, separated by spaces or commas, or a JSON list "
-        "(default: read them from --file or stdin)",
+        help="token ids, separated by spaces or commas, or a JSON list (default: read them from --file or stdin)",
     )
     p.add_argument(
         "--file",
@@ -236,7 +232,11 @@ def _add_train_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--model", "-m", choices=_MODELS, required=True, help="the model to train")
     p.add_argument(
-        "--vocab-size", "-n", type=int, required=True, metavar="N",
+        "--vocab-size",
+        "-n",
+        type=int,
+        required=True,
+        metavar="N",
         help="the number of ids, special tokens included",
     )
     p.add_argument(
@@ -259,9 +259,7 @@ def _add_train_arguments(p: argparse.ArgumentParser) -> None:
         metavar="K",
         help="bpe and wordpiece: merge only pairs seen at least K times (default: 2)",
     )
-    p.add_argument(
-        "--output", "-o", required=True, metavar="PATH", help="where to write the tokenizer.json"
-    )
+    p.add_argument("--output", "-o", required=True, metavar="PATH", help="where to write the tokenizer.json")
     p.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,
@@ -308,7 +306,6 @@ def _run_train(args: argparse.Namespace) -> int:
         raise OSError(f"cannot write {args.output!r}: {e.strerror or e}") from None
     print(f"{args.output}: {args.model}, n_vocab={tok.n_vocab}, trained in {seconds:.1f} s")
     return 0
-
 
 
 def _trainer(
@@ -363,8 +360,7 @@ def _add_stats_arguments(p: argparse.ArgumentParser) -> None:
         action="append",
         dest="tokenizers",
         metavar="NAME|PATH",
-        help="a tokenizer name or file, as for encode; repeat to compare several side by "
-        "side (default: default)",
+        help="a tokenizer name or file, as for encode; repeat to compare several side by side (default: default)",
     )
     p.add_argument("--json", action="store_true", help="print a JSON object instead of a table")
 
@@ -503,9 +499,7 @@ def _add_text_source(p: argparse.ArgumentParser, *, many_files: bool) -> None:
             help="read UTF-8 text from PATH ('-' for stdin); repeat to count several files",
         )
     else:
-        p.add_argument(
-            "--file", metavar="PATH", help="read UTF-8 text from PATH ('-' for stdin)"
-        )
+        p.add_argument("--file", metavar="PATH", help="read UTF-8 text from PATH ('-' for stdin)")
 
 
 def _add_tokenizer_option(p: argparse.ArgumentParser) -> None:
@@ -602,8 +596,7 @@ def _parse_ids(data: str, source: str | None) -> list[int]:
         # int() would also take "1_000" and non-ASCII digits; a token id is plain digits.
         if _ID.fullmatch(field) is None:
             raise ValueError(
-                f"{where}{field!r} is not a token id (expected integers separated by "
-                f"spaces or commas, or a JSON list)"
+                f"{where}{field!r} is not a token id (expected integers separated by spaces or commas, or a JSON list)"
             )
         ids.append(int(field))
     return ids
@@ -620,8 +613,7 @@ def _read_text(text: str | None, path: str | None, command: str) -> tuple[str, s
         if path is None and (stdin is None or stdin.isatty()):
             # Waiting for a terminal user to type text and press Ctrl-D looks like a hang.
             raise _UsageError(
-                f"no input; pass it as an argument, with --file PATH, or on stdin "
-                f"(echo 'Hello' | {_PROG} {command})"
+                f"no input; pass it as an argument, with --file PATH, or on stdin (echo 'Hello' | {_PROG} {command})"
             )
         raw = stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read().encode()
         return _decode_utf8(raw, _STDIN), _STDIN

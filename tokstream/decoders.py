@@ -30,26 +30,26 @@ from typing import ClassVar, Final
 import regex
 
 from .byte_level import proxy_to_bytes
-from .json_fields import Build, JsonObject, field, from_table, members, pattern
+from .json_fields import Build, JsonObject, MetaspaceFields, field, fieldless, from_table, members, pattern
 
 __all__ = [
     "JSON_TYPES",
+    "BPEDecoder",
+    "ByteFallback",
+    "ByteLevel",
     "BytesRule",
     "Decoder",
-    "SentencePieceDecoder",
-    "StreamKind",
-    "byte_local",
-    "spelling_bytes",
-    "ByteLevel",
-    "Metaspace",
-    "ByteFallback",
     "Fuse",
-    "Strip",
+    "Metaspace",
     "Replace",
-    "WordPiece",
-    "BPEDecoder",
+    "SentencePieceDecoder",
     "Sequence",
+    "StreamKind",
+    "Strip",
+    "WordPiece",
+    "byte_local",
     "decoder_from_json",
+    "spelling_bytes",
 ]
 
 
@@ -118,12 +118,7 @@ class Decoder(ABC):
         """Build from its ``tokenizer.json`` object (``path`` names it in errors;
         ``build`` makes a ``Sequence``'s members). This default serves the types with no
         fields."""
-        if getattr(cls, "type_name", None) is None:
-            raise NotImplementedError(
-                f"{cls.__name__} has no tokenizer.json type of its own: read what its "
-                f"to_json writes with decoder_from_json"
-            )
-        return cls()
+        return fieldless(cls, "decoder_from_json")
 
 
 def byte_local(decoder: Decoder | None) -> bool:
@@ -212,15 +207,11 @@ class Metaspace(Decoder):
         return out
 
     def to_json(self) -> dict[str, object]:
-        return {"type": "Metaspace", "replacement": self.replacement, "prepend_scheme": self.prepend_scheme, "split": self.split}
+        return MetaspaceFields(self.replacement, self.prepend_scheme, self.split).to_json()
 
     @classmethod
     def from_json(cls, obj: JsonObject, path: str = "decoder", *, build: Build[Decoder] | None = None) -> Metaspace:
-        return cls(
-            replacement=field(obj, "replacement", str, path, "\u2581"),
-            prepend_scheme=field(obj, "prepend_scheme", str, path, "always"),
-            split=field(obj, "split", bool, path, True),
-        )
+        return cls(**MetaspaceFields.from_json(obj, path)._asdict())
 
 
 _BYTE_TOKEN: Final = regex.compile(r"<0x([0-9A-Fa-f]{2})>")
@@ -334,7 +325,11 @@ class Replace(Decoder):
         return [sub(content, t) for t in tokens]
 
     def to_json(self) -> dict[str, object]:
-        return {"type": "Replace", "pattern": {"Regex" if self.is_regex else "String": self.pattern}, "content": self.content}
+        return {
+            "type": "Replace",
+            "pattern": {"Regex" if self.is_regex else "String": self.pattern},
+            "content": self.content,
+        }
 
     @classmethod
     def from_json(cls, obj: JsonObject, path: str = "decoder", *, build: Build[Decoder] | None = None) -> Replace:
@@ -345,8 +340,17 @@ class Replace(Decoder):
 def _cleanup(text: str) -> str:
     # tokenizers' clean_up_tokenization, in its order.
     for a, b in (
-        (" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"),
-        (" 'm", "'m"), (" do not", " don't"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re"),
+        (" .", "."),
+        (" ?", "?"),
+        (" !", "!"),
+        (" ,", ","),
+        (" ' ", "'"),
+        (" n't", "n't"),
+        (" 'm", "'m"),
+        (" do not", " don't"),
+        (" 's", "'s"),
+        (" 've", "'ve"),
+        (" 're", "'re"),
     ):
         text = text.replace(a, b)
     return text
@@ -367,7 +371,7 @@ class WordPiece(Decoder):
         out = []
         for i, t in enumerate(tokens):
             if i:
-                t = t[len(self.prefix):] if t.startswith(self.prefix) else " " + t
+                t = t[len(self.prefix) :] if t.startswith(self.prefix) else " " + t
             if self.cleanup:
                 t = _cleanup(t)
             out.append(t)

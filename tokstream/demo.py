@@ -76,8 +76,7 @@ def encoding_safety(tok: Tokenizer) -> str:
     if not specials:
         user_text = USER_TEXT.format(special="<|endoftext|>")
         lines += [
-            "special tokens: none, so no user text can turn into a control token; "
-            "every text encodes as plain text",
+            "special tokens: none, so no user text can turn into a control token; every text encodes as plain text",
             f"user text: {user_text!r}",
             f"ids: {tok.encode(user_text)}",
         ]
@@ -117,8 +116,7 @@ def streaming_decode(tok: Tokenizer) -> str:
     lines = [
         f"text: {STREAM_TEXT!r}",
         f"ids: {ids}",
-        "step(id) for each id: the token's bytes, then the text that became final "
-        "('' while a character is incomplete)",
+        "step(id) for each id: the token's bytes, then the text that became final ('' while a character is incomplete)",
     ]
     for n, i in enumerate(ids):
         lines.append(f"  step {n:>2}  id {i:>7}  {tok.token_bytes(i)!r:<28} -> {dec.step(i)!r}")
@@ -239,9 +237,7 @@ def _chat(tok: Tokenizer) -> tuple[str, frozenset[str], Callable[[list[tuple[str
     for name, needed, start, message, open_turn in _CHAT_FORMATS:
         if all(s in specials for s in needed):
 
-            def render(
-                msgs: list[tuple[str, str]], s: str = start, m: str = message, o: str = open_turn
-            ) -> str:
+            def render(msgs: list[tuple[str, str]], s: str = start, m: str = message, o: str = open_turn) -> str:
                 return s + "".join(m.format(role=r, text=t) for r, t in msgs) + o
 
             return f"{name} special tokens", frozenset(needed), render
@@ -274,9 +270,7 @@ def chat_cache_keys(tok: Tokenizer) -> str:
     planner = PrefixCachePlanner(tok, block_size=BLOCK_SIZE)
     fmt, specials, render = _chat(tok)
     turn_1 = render([("system", SYSTEM), ("user", USER_1)])
-    turn_2 = render(
-        [("system", SYSTEM), ("user", USER_1), ("assistant", REPLY_1), ("user", USER_2)]
-    )
+    turn_2 = render([("system", SYSTEM), ("user", USER_1), ("assistant", REPLY_1), ("user", USER_2)])
     p1 = planner.plan(turn_1, allowed_special=specials)
     p2 = planner.plan(turn_2, allowed_special=specials)
     reused = 0
@@ -327,20 +321,16 @@ def _naive_keys(tok: Tokenizer) -> list[str]:
             good_reused = sum(a == b for a, b in zip(good.block_keys, keys))
             cut = next(j for j, (a, b) in enumerate(zip(ids, longer)) if a != b)
             return [
-                f"a prompt whose end the next turn re-tokenizes (block_size {NAIVE_BLOCK_SIZE}): "
-                f"{text!r} + {rest!r}",
+                f"a prompt whose end the next turn re-tokenizes (block_size {NAIVE_BLOCK_SIZE}): {text!r} + {rest!r}",
                 f"  encode(text) ends in {[tok.token_bytes(i) for i in ids[cut:]]}, "
                 f"encode(text + rest) has {tok.token_bytes(longer[cut])!r} there: "
                 f"encode(text) is a prefix of encode(text + rest): False",
                 f"  naive keys over all {len(ids)} ids: {_count(len(naive), 'key')}, "
                 f"{naive_reused} reused by the next turn (the last key names ids the next "
                 f"prompt does not have)",
-                f"  planner: stable_len {good.stable_len}, {_count(len(good.block_keys), 'key')}, "
-                f"{good_reused} reused",
+                f"  planner: stable_len {good.stable_len}, {_count(len(good.block_keys), 'key')}, {good_reused} reused",
             ]
-    return [
-        "(none of the example endings changes this tokenizer's last ids: naive keys would do here)"
-    ]
+    return ["(none of the example endings changes this tokenizer's last ids: naive keys would do here)"]
 
 
 # ------------------------------------------------------------------ 5. speculative
@@ -369,9 +359,7 @@ class _Ngram:
     used still leaves something to renormalize).
     """
 
-    def __init__(
-        self, ids: Sequence[int], order: int, local: npt.NDArray[np.int64], n_vocab: int
-    ) -> None:
+    def __init__(self, ids: Sequence[int], order: int, local: npt.NDArray[np.int64], n_vocab: int) -> None:
         self.order, self.local, self.n_vocab = order, local, n_vocab
         self.pos = {int(g): j for j, g in enumerate(local)}
         size = len(local)
@@ -415,10 +403,7 @@ def speculative(tok: Tokenizer) -> str:
     except ModuleNotFoundError as e:
         if e.name != f"{__package__}.constrain.speculative":
             raise
-        return (
-            "speculative verification is not available in this version "
-            "(no tokstream.constrain.speculative)"
-        )
+        return "speculative verification is not available in this version (no tokstream.constrain.speculative)"
     para = tok.encode(PARAGRAPH)
     h = heal(tok, tok.encode(HEAL_PROMPT), max_backoff=2)
     # The models count over the paragraph's ids only: a local vocabulary of a few dozen
@@ -436,8 +421,7 @@ def speculative(tok: Tokenizer) -> str:
         f"models: bigram draft, trigram target over the {len(para)} ids of a "
         f"{len(PARAGRAPH)}-character paragraph ({len(local)} distinct ids; {EPS:g} of each "
         f"row spread over all {n} ids)",
-        f"prompt: {tok.decode(h.prompt_ids)!r}, constrained to start with {h.prefix!r} "
-        f"(section 3's healing)",
+        f"prompt: {tok.decode(h.prompt_ids)!r}, constrained to start with {h.prefix!r} (section 3's healing)",
         f"k={K} drafts per target call, {N_NEW} tokens, numpy seed {SEED}",
     ]
     while len(new) < N_NEW:
@@ -453,9 +437,7 @@ def speculative(tok: Tokenizer) -> str:
             c.accept(t)
         masks = masker.draft_masks(constraint, drafts)
         target_probs = np.stack([target.row(ids + drafts[:j]) for j in range(K + 1)])
-        out = [
-            int(t) for t in verify_draft(drafts, np.stack(rows), target_probs, rng=rng, masks=masks)
-        ]
+        out = [int(t) for t in verify_draft(drafts, np.stack(rows), target_probs, rng=rng, masks=masks)]
         calls += 1
         proposed += K
         kept = len(out) - 1
@@ -475,8 +457,7 @@ def speculative(tok: Tokenizer) -> str:
         f"{tok.decode_bytes(new).startswith(h.prefix)}; every token allowed by the "
         f"constraint: {held}",
         f"acceptance rate: {accepted / proposed:.3f} ({accepted} of {proposed} drafts)",
-        f"tokens per target call: {len(new) / calls:.2f} ({len(new)} tokens in {calls} calls; "
-        f"1.00 without drafts)",
+        f"tokens per target call: {len(new) / calls:.2f} ({len(new)} tokens in {calls} calls; 1.00 without drafts)",
     ]
     return "\n".join(lines)
 
@@ -502,9 +483,7 @@ def header(n: int) -> str:
     return f"== {n}. {SECTIONS[n - 1][0]} =="
 
 
-def run(
-    tok: Tokenizer, *, sections: Sequence[int] | None = None, file: TextIO | None = None
-) -> None:
+def run(tok: Tokenizer, *, sections: Sequence[int] | None = None, file: TextIO | None = None) -> None:
     """Print the sections (1-based numbers; all by default) with their headers.
 
     >>> import tokstream

@@ -17,12 +17,12 @@ Wrong *types* (a ``bytes`` where ``str`` is expected) raise the built-in ``TypeE
 from __future__ import annotations
 
 __all__ = [
-    "TokstreamError",
+    "HashMismatchError",
     "InvalidTokenIdError",
     "SpecialTokenError",
-    "UnknownTokenizerError",
     "TokenizerFileError",
-    "HashMismatchError",
+    "TokstreamError",
+    "UnknownTokenizerError",
     "unsavable",
 ]
 
@@ -37,9 +37,7 @@ class InvalidTokenIdError(TokstreamError):
     def __init__(self, token_id: object, name: str, n_vocab: int) -> None:
         self.token_id = token_id
         self._args = (token_id, name, n_vocab)
-        super().__init__(
-            f"token id {token_id!r} is out of range for {name!r} (n_vocab={n_vocab})"
-        )
+        super().__init__(f"token id {token_id!r} is out of range for {name!r} (n_vocab={n_vocab})")
 
     def __reduce__(self) -> tuple[type, tuple[object, ...]]:
         # Errors cross process boundaries (encode_batch's pool) by pickling.

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import Any, Final, Protocol, TypeVar, overload
+from typing import Any, Final, NamedTuple, Protocol, TypeVar, overload
 
 from .errors import TokenizerFileError
 
@@ -181,6 +181,45 @@ def pattern(obj: JsonObject, path: str, name: str = "pattern") -> tuple[str, boo
     raise error(f"{path}.{name}", f"expected {_PATTERN}, got {kind(value)}")
 
 
+def fieldless(cls: Callable[[], _T], dispatcher: str) -> _T:
+    """``cls()``: the default ``from_json`` of a stage's base class, for the types with no
+    fields. A class with no ``type_name`` (an internal stage) has no JSON form of its own:
+    ``NotImplementedError`` names the ``dispatcher`` that reads what its ``to_json`` writes."""
+    if getattr(cls, "type_name", None) is None:
+        name = getattr(cls, "__name__", repr(cls))
+        raise NotImplementedError(
+            f"{name} has no tokenizer.json type of its own: read what its to_json writes with {dispatcher}"
+        )
+    return cls()
+
+
+class MetaspaceFields(NamedTuple):
+    """The fields of a ``"Metaspace"`` object, which the pre-tokenizer and the decoder of
+    that name share (as in ``tokenizers``), with its defaults."""
+
+    replacement: str = "\u2581"
+    prepend_scheme: str = "always"
+    split: bool = True
+
+    def to_json(self) -> dict[str, object]:
+        """The object, ``"type"`` first."""
+        return {"type": "Metaspace", **self._asdict()}
+
+    @classmethod
+    def from_json(cls, obj: JsonObject, path: str) -> MetaspaceFields:
+        """Read the three fields of ``obj`` (each optional).
+
+        >>> MetaspaceFields.from_json({"split": False}, "decoder")
+        MetaspaceFields(replacement='▁', prepend_scheme='always', split=False)
+        """
+        d = cls()
+        return cls(
+            field(obj, "replacement", str, path, d.replacement),
+            field(obj, "prepend_scheme", str, path, d.prepend_scheme),
+            field(obj, "split", bool, path, d.split),
+        )
+
+
 def token_pair(obj: JsonObject, name: str, path: str) -> tuple[str, int]:
     """``(token, id)`` of a ``[token, id]`` field (``BertProcessing``'s ``sep``).
 
@@ -238,8 +277,7 @@ def from_table(table: Mapping[str, FromJson[_C]], obj: object, path: str, what: 
     cls = table.get(name)
     if cls is None:
         raise NotImplementedError(
-            f"{path}: {what} type {name!r} is not supported; supported types: "
-            f"{', '.join(sorted(table))}"
+            f"{path}: {what} type {name!r} is not supported; supported types: {', '.join(sorted(table))}"
         )
 
     def build(item: object, item_path: str) -> _C:

@@ -119,9 +119,7 @@ def bits_per_byte(total_nll_nats: float, n_bytes: int) -> float:
     if isinstance(n_bytes, bool) or not isinstance(n_bytes, int):
         raise TypeError(f"n_bytes must be an int, got {type(n_bytes).__name__}")
     if not math.isfinite(total_nll_nats) or total_nll_nats < 0:
-        raise ValueError(
-            f"total_nll_nats must be a finite number >= 0 (a sum of -log p), got {total_nll_nats}"
-        )
+        raise ValueError(f"total_nll_nats must be a finite number >= 0 (a sum of -log p), got {total_nll_nats}")
     if n_bytes <= 0:
         raise ValueError(f"n_bytes must be > 0, got {n_bytes}")
     return total_nll_nats / (n_bytes * math.log(2))

@@ -113,7 +113,7 @@ class Spellings:
     misplace every later token.
     """
 
-    __slots__ = ("text", "byte_ids", "prefix", "suffix")
+    __slots__ = ("byte_ids", "prefix", "suffix", "text")
 
     def __init__(self, spellings: Sequence[str | None], model: Model) -> None:
         self.text: dict[int, str] = {i: s for i, s in enumerate(spellings) if s is not None}

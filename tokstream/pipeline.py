@@ -42,12 +42,11 @@ from ._fastpath import PieceCache, PieceEncoder
 from .added_vocabulary import AddedToken, AddedVocabulary, Matcher
 from .decoders import ByteLevel as ByteLevelDecoder
 from .decoders import BytesRule, Decoder, byte_local, spelling_bytes
-from .byte_level import proxies_to_bytes
 from .errors import TokstreamError
-from .models.base import Model, Spelling
+from .models.base import Model
 from .models.ranks import RankBPE
 from .normalizers import Normalizer
-from .pre_tokenizers import PreTokenizer, RegexSplit, SpannedPiece, located_spans
+from .pre_tokenizers import PreTokenizer, RegexSplit, SpannedPiece
 from .processors import PostProcessor
 
 __all__ = ["Pipeline", "tokenizer_json"]
@@ -91,7 +90,9 @@ class Pipeline:
         #: The character whose runs cut text into words for the model (no
         #: pre-tokenizer: SentencePiece-style BPE), or None.
         self.word_cut: str | None = model.cut_char() if pre_tokenizer is None else None
-        self._cut_re = None if self.word_cut is None else regex.compile(f"{self.word_cut}*[^{self.word_cut}]+|{self.word_cut}+")
+        self._cut_re = (
+            None if self.word_cut is None else regex.compile(f"{self.word_cut}*[^{self.word_cut}]+|{self.word_cut}+")
+        )
         # Rank files: plain text goes straight to the cached encoder.
         self._direct: Callable[[str], list[int]] | None = (
             self._fast.encode if self._fast is not None and normalizer is None and not self._prefix_space else None
@@ -106,7 +107,9 @@ class Pipeline:
         self._byte_exact = self._direct is not None and byte_local(decoder) and self.added.plain_specials
 
     @classmethod
-    def from_ranks(cls, ranks: Mapping[bytes, int], pattern: str, special_tokens: Mapping[str, int] | None = None) -> Pipeline:
+    def from_ranks(
+        cls, ranks: Mapping[bytes, int], pattern: str, special_tokens: Mapping[str, int] | None = None
+    ) -> Pipeline:
         """A rank file's pipeline: ``RegexSplit(pattern)`` + ``RankBPE(ranks)`` + the
         ``ByteLevel`` decoder + the specials (``pattern`` a regex or a known name)."""
         specials = dict(special_tokens or {})
@@ -329,7 +332,10 @@ class Pipeline:
 
     def __reduce__(self) -> tuple[Any, ...]:
         # The stages only: caches and derived tables are rebuilt.
-        return (_pipeline, (self.model, self.added, self.normalizer, self.pre_tokenizer, self.post_processor, self.decoder))
+        return (
+            _pipeline,
+            (self.model, self.added, self.normalizer, self.pre_tokenizer, self.post_processor, self.decoder),
+        )
 
 
 def _pipeline(

@@ -12,7 +12,6 @@ no ids) and Sequence, named after their ``tokenizer.json`` "type". They run when
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-
 from collections.abc import Mapping
 from typing import ClassVar, Final
 
@@ -21,12 +20,12 @@ from .json_fields import Build, JsonObject, field, from_table, members, token_pa
 
 __all__ = [
     "JSON_TYPES",
-    "PostProcessor",
-    "TemplateProcessing",
     "BertProcessing",
-    "RobertaProcessing",
     "ByteLevel",
+    "PostProcessor",
+    "RobertaProcessing",
     "Sequence",
+    "TemplateProcessing",
     "processor_from_json",
 ]
 
@@ -83,10 +82,7 @@ class TemplateProcessing(PostProcessor):
                 name = item["SpecialToken"]["id"]  # type: ignore[index]
                 spec = self.special_tokens.get(name)
                 if spec is None:
-                    raise ValueError(
-                        f"{where}.single[{i}]: special token {name!r} is not in "
-                        f"{where}.special_tokens"
-                    )
+                    raise ValueError(f"{where}.single[{i}]: special token {name!r} is not in {where}.special_tokens")
                 ids = [int(x) for x in spec["ids"]]  # type: ignore[attr-defined]
                 (after if seen_sequence else before).extend(ids)
             else:

@@ -18,16 +18,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Collection
-from typing import Literal, Union
+from typing import Literal
 
 import regex
 
 from .errors import SpecialTokenError
 
-__all__ = ["SpecialSet", "SpecialPolicy", "resolve_policy"]
+__all__ = ["SpecialPolicy", "SpecialSet", "resolve_policy"]
 
 #: What callers pass for ``allowed_special`` / ``disallowed_special``.
-SpecialSet = Union[Literal["all"], Collection[str]]
+SpecialSet = Literal["all"] | Collection[str]
 
 
 class SpecialPolicy:

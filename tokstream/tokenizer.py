@@ -103,7 +103,9 @@ class Tokenizer:
         self.pipeline = pipeline
         n_vocab = pipeline.n_vocab
         if explicit_n_vocab is not None and explicit_n_vocab != n_vocab:
-            raise ValueError(f"{self.name}: expected {explicit_n_vocab} token ids, the ranks and specials give {n_vocab}")
+            raise ValueError(
+                f"{self.name}: expected {explicit_n_vocab} token ids, the ranks and specials give {n_vocab}"
+            )
         self._n_vocab = n_vocab
         self._special_tokens = dict(pipeline.added.special_tokens)
         special_ids = frozenset(self._special_tokens.values())
@@ -344,7 +346,9 @@ class Tokenizer:
         except UnicodeEncodeError:
             return self.pipeline.encode(_replace_surrogates(text), matcher, continued=continued)
 
-    def _policy(self, allowed_special: SpecialSet, disallowed_special: SpecialSet) -> tuple[SpecialPolicy, Matcher | None]:
+    def _policy(
+        self, allowed_special: SpecialSet, disallowed_special: SpecialSet
+    ) -> tuple[SpecialPolicy, Matcher | None]:
         """The resolved policy and the added tokens it matches, cached for hashable
         arguments (the defaults, "all", frozensets): resolving 256 specials is ~5 us.
         The last arguments are checked first, by identity (a stream passes the same
@@ -366,7 +370,9 @@ class Tokenizer:
         self._last_policy = (allowed_special, disallowed_special, found)
         return found
 
-    def special_policy(self, allowed_special: SpecialSet = frozenset(), disallowed_special: SpecialSet = "all") -> SpecialPolicy:
+    def special_policy(
+        self, allowed_special: SpecialSet = frozenset(), disallowed_special: SpecialSet = "all"
+    ) -> SpecialPolicy:
         """The special-token policy ``encode`` resolves for these arguments (which
         literals split as tokens, which raise): what a streaming caller checks chunks
         against (``SpecialPolicy.check`` with a stream offset)."""

@@ -97,8 +97,11 @@ def main(argv: list[str]) -> int:
     text = render(*classes(), version=tokenizers.__version__)
     if argv == ["--check"]:
         if TARGET.read_text(encoding="utf-8") != text:
-            print(f"{TARGET} differs from what tokenizers {tokenizers.__version__} gives; "
-                  "run tools/gen_tokenizers_classes.py", file=sys.stderr)
+            print(
+                f"{TARGET} differs from what tokenizers {tokenizers.__version__} gives; "
+                "run tools/gen_tokenizers_classes.py",
+                file=sys.stderr,
+            )
             return 1
         return 0
     if argv:

@@ -43,8 +43,9 @@ KEPT = ("Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No")
 def ranges_by_category() -> dict[str, list[tuple[int, int]]]:
     """``(first, last)`` code point ranges of ``Cn`` and each ``KEPT`` category in 16.0."""
     if ud.unidata_version != "16.0.0":
-        raise SystemExit(f"needs unicodedataplus 16.0.0, found {ud.unidata_version}: "
-                         "pip install unicodedataplus==16.0.0.post1")
+        raise SystemExit(
+            f"needs unicodedataplus 16.0.0, found {ud.unidata_version}: pip install unicodedataplus==16.0.0.post1"
+        )
     found: dict[str, list[tuple[int, int]]] = {cat: [] for cat in ("Cn", *KEPT)}
     for cp in range(0x110000):
         ranges = found.get(ud.category(chr(cp)))

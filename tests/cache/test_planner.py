@@ -20,9 +20,39 @@ import tokstream
 from tokstream.cache import PrefixCachePlanner
 
 SUFFIXES = [
-    "", " ", "s", "'s", "'t", "ll", "\n", "\r\n", "\n\n", "0", "123", "4567", "\u0301", "\u200d\U0001f466",
-    "...", "?!", ")]}", "日本語", "\U0001f44d\U0001f3fd", "\xa0", "\u3000x", " world", "ing", "ABC", "##", "\u2581",
-    "<|endoftext|>", "</s>", "[SEP]", "<|end_of_text|>", "\t\t", "  \n", "’s",
+    "",
+    " ",
+    "s",
+    "'s",
+    "'t",
+    "ll",
+    "\n",
+    "\r\n",
+    "\n\n",
+    "0",
+    "123",
+    "4567",
+    "\u0301",
+    "\u200d\U0001f466",
+    "...",
+    "?!",
+    ")]}",
+    "日本語",
+    "\U0001f44d\U0001f3fd",
+    "\xa0",
+    "\u3000x",
+    " world",
+    "ing",
+    "ABC",
+    "##",
+    "\u2581",
+    "<|endoftext|>",
+    "</s>",
+    "[SEP]",
+    "<|end_of_text|>",
+    "\t\t",
+    "  \n",
+    "’s",
 ]
 
 
@@ -57,7 +87,10 @@ def test_sound_on_prose_cut_anywhere(tid: str, read_corpus) -> None:
 
 @pytest.mark.parametrize("tid", TOKENIZER_IDS)
 @hyp_settings(150)
-@given(prompt=adversarial_text(max_fragments=8), suffix=st.one_of(st.sampled_from(SUFFIXES), adversarial_text(max_fragments=2)))
+@given(
+    prompt=adversarial_text(max_fragments=8),
+    suffix=st.one_of(st.sampled_from(SUFFIXES), adversarial_text(max_fragments=2)),
+)
 def test_sound_adversarial(tid: str, prompt: str, suffix: str) -> None:
     _check(fixture_tokenizer(tid), prompt, suffix)
 
@@ -80,7 +113,10 @@ _TIGHT = {"cl100k_base": 2.0, "o200k_base": 2.0, "hf/llama3_tokenizer.json": 2.0
 def test_tight_on_english_prose(tid: str, read_corpus) -> None:
     tok = fixture_tokenizer(tid)
     rng = random.Random(tid)
-    text = read_corpus("corpus_alice_in_wonderland_en.txt")[5000:] + read_corpus("shakespeare_gutenberg_modern.txt")[100_000:400_000]
+    text = (
+        read_corpus("corpus_alice_in_wonderland_en.txt")[5000:]
+        + read_corpus("shakespeare_gutenberg_modern.txt")[100_000:400_000]
+    )
     planner = PrefixCachePlanner(tok)
     gaps = []
     for _ in range(300):

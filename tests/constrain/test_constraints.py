@@ -207,6 +207,7 @@ OPTIONS = [
 def test_choice_sampling_yields_an_option(tid: str, options: list[str]) -> None:
     tok = fixture_tokenizer(tid)
     table = _bytes(tid)
+
     # Keep the options this vocabulary can spell (BERT has no "ï", botchan no "日"); the
     # others must be refused up front.
     def spellable(o: bytes) -> bool:
@@ -237,7 +238,9 @@ def test_choice_sampling_yields_an_option(tid: str, options: list[str]) -> None:
     assert seen  # sampling reached at least one option
 
 
-@pytest.mark.parametrize("tid", ["o200k_base", "hf/bert_minilm_tokenizer.json", "spm/spm_botchan_en_unigram_1000.model"])
+@pytest.mark.parametrize(
+    "tid", ["o200k_base", "hf/bert_minilm_tokenizer.json", "spm/spm_botchan_en_unigram_1000.model"]
+)
 def test_choice_allowed_equals_brute_force(tid: str) -> None:
     tok = fixture_tokenizer(tid)
     table = _bytes(tid)

@@ -135,7 +135,9 @@ def test_prefix_masks_match_brute_force(tid: str) -> None:
             assert c.fork().accept(i) == bool(got[i]), f"{tid} {prefix!r}: id {i}"
 
 
-@pytest.mark.parametrize("tid", ["cl100k_base", "o200k_base", "hf/llama3_tokenizer.json", "spm/spm_botchan_en_bpe_1000.model"])
+@pytest.mark.parametrize(
+    "tid", ["cl100k_base", "o200k_base", "hf/llama3_tokenizer.json", "spm/spm_botchan_en_bpe_1000.model"]
+)
 def test_choice_masks_match_allowed_ids(tid: str) -> None:
     tok = fixture_tokenizer(tid)
     masker = _masker(tid)
@@ -263,7 +265,9 @@ def _interop_case() -> tuple[TokenMasker, Constraint, np.ndarray]:
 
 
 def test_llguidance_reads_our_bitmask() -> None:
-    pytest.importorskip("llguidance", reason="llguidance not installed; the layout is checked against hand-written words")
+    pytest.importorskip(
+        "llguidance", reason="llguidance not installed; the layout is checked against hand-written words"
+    )
     lln = importlib.import_module("llguidance.numpy")
     masker, c, want = _interop_case()
     logits = np.zeros((1, masker.n_vocab), dtype=np.float32)
@@ -272,7 +276,9 @@ def test_llguidance_reads_our_bitmask() -> None:
 
 
 def test_xgrammar_reads_our_bitmask() -> None:
-    xgr = pytest.importorskip("xgrammar", reason="xgrammar not installed; the layout is checked against hand-written words")
+    xgr = pytest.importorskip(
+        "xgrammar", reason="xgrammar not installed; the layout is checked against hand-written words"
+    )
     torch = pytest.importorskip("torch")
     masker, c, want = _interop_case()
     logits = torch.zeros(masker.n_vocab, dtype=torch.float32)
@@ -535,4 +541,3 @@ def test_public_tokenizer_bytes_agree_with_index() -> None:
     # The brute-force reference reads tok.token_bytes; the masks read the index.
     for tid in ("cl100k_base", "hf/bert_minilm_tokenizer.json", "spm/mistral_7b_v1_tokenizer.model"):
         assert tuple(fixture_tokenizer(tid).vocab.index.token_bytes) == _bytes(tid)
-

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from helpers import load_example
 
+
 @cache
 def _example() -> ModuleType:
     return load_example("speculative_decoding")
@@ -52,8 +53,18 @@ def test_speculative_sampling_keeps_the_constraints_and_streams_exactly() -> Non
         pieces: list[str] = []
         stats = ex.Stats()
         ids = ex.speculative_sample(
-            draft, target, masker, healing.prompt_ids, healing.constraint(), k=4, rng=rng, max_new_tokens=30,
-            eos_id=eos, decoder=decoder, on_text=pieces.append, stats=stats,
+            draft,
+            target,
+            masker,
+            healing.prompt_ids,
+            healing.constraint(),
+            k=4,
+            rng=rng,
+            max_new_tokens=30,
+            eos_id=eos,
+            decoder=decoder,
+            on_text=pieces.append,
+            stats=stats,
         )
         pieces.append(decoder.finish())
         assert tok.decode_bytes(ids).startswith(b" mi")
@@ -66,8 +77,16 @@ def test_speculative_sampling_keeps_the_constraints_and_streams_exactly() -> Non
         assert stats.tokens == len(ids) and stats.target_passes <= len(ids)
 
         answer = ex.speculative_sample(
-            draft, target, masker, tok.encode(ex.QUESTION), choice_constraint(tok, ex.ANSWERS, eos_id=eos),
-            k=4, rng=rng, max_new_tokens=ex.ANSWER_LIMIT, eos_id=eos, masked_draft=seed % 2 == 0,
+            draft,
+            target,
+            masker,
+            tok.encode(ex.QUESTION),
+            choice_constraint(tok, ex.ANSWERS, eos_id=eos),
+            k=4,
+            rng=rng,
+            max_new_tokens=ex.ANSWER_LIMIT,
+            eos_id=eos,
+            masked_draft=seed % 2 == 0,
         )
         assert answer[-1] == eos and tok.decode(answer[:-1]) in ex.ANSWERS
 

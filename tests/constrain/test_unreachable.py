@@ -179,8 +179,7 @@ def test_bert_wordpiece() -> None:
     expected = {
         i
         for piece, i in ref.get_vocab().items()
-        if piece not in special
-        and not (one_word("x" + piece[2:]) if piece.startswith("##") else one_word(piece))
+        if piece not in special and not (one_word("x" + piece[2:]) if piece.startswith("##") else one_word(piece))
     }
     assert set(listed) == expected
     assert {tok.id_to_token(i) for i in listed} >= {"[unused0]", "...", "##!", "##一"}

@@ -26,17 +26,17 @@ tokenizers = pytest.importorskip("tokenizers")
 MAX_EXAMPLES = max(1, int(os.environ.get("TOKSTREAM_MAX_EXAMPLES", "10000")) // 2)
 
 
-_cache: dict[str, tuple[Tokenizer, "tokenizers.Tokenizer"]] = {}
+_cache: dict[str, tuple[Tokenizer, tokenizers.Tokenizer]] = {}
 
 
-def pair(name: str) -> tuple[Tokenizer, "tokenizers.Tokenizer"]:
+def pair(name: str) -> tuple[Tokenizer, tokenizers.Tokenizer]:
     path = fixture_file(f"hf/{name}")
     if name not in _cache:
         _cache[name] = (Tokenizer.from_file(path), hf_reference(path))
     return _cache[name]
 
 
-def assert_same(ours: Tokenizer, ref: "tokenizers.Tokenizer", text: str) -> None:
+def assert_same(ours: Tokenizer, ref: tokenizers.Tokenizer, text: str) -> None:
     for add in (False, True):
         got = ours.encode(text, allowed_special="all", add_special_tokens=add)
         want = ref.encode(text, add_special_tokens=add).ids
@@ -44,9 +44,10 @@ def assert_same(ours: Tokenizer, ref: "tokenizers.Tokenizer", text: str) -> None
             got, want, what=f"add_special_tokens={add}", names=("tokstream", "tokenizers"), text=text
         )
         for skip in (False, True):
-            assert ours.decode(want, skip_special_tokens=skip) == ref.decode(
-                want, skip_special_tokens=skip
-            ), (text[:200], skip)
+            assert ours.decode(want, skip_special_tokens=skip) == ref.decode(want, skip_special_tokens=skip), (
+                text[:200],
+                skip,
+            )
 
 
 @pytest.mark.parametrize("name", HF_FILES)
@@ -76,8 +77,27 @@ def test_adversarial_matches_tokenizers(name: str, text: str) -> None:
 @given(
     text=st.lists(
         st.sampled_from(
-            ["[CLS]", "[SEP]", "<s>", "</s>", "<unk>", "<|begin_of_text|>", "<|endoftext|>",
-             " ", "  ", "a", "É", "ｆｕｌｌ", "ﬁ", "e\u0301", "日本", "\t", "\n", "Ⅻ", "㍿"]
+            [
+                "[CLS]",
+                "[SEP]",
+                "<s>",
+                "</s>",
+                "<unk>",
+                "<|begin_of_text|>",
+                "<|endoftext|>",
+                " ",
+                "  ",
+                "a",
+                "É",
+                "ｆｕｌｌ",
+                "ﬁ",
+                "e\u0301",
+                "日本",
+                "\t",
+                "\n",
+                "Ⅻ",
+                "㍿",
+            ]
         ),
         max_size=12,
     ).map("".join)
@@ -99,7 +119,9 @@ def _vectors(kind: str) -> list[tuple[str, list[int]]]:
     return list(zip(inputs, expected))
 
 
-@pytest.mark.parametrize(("kind", "name"), [("llama-bpe", "llama3_tokenizer.json"), ("bert-bge", "bert_minilm_tokenizer.json")])
+@pytest.mark.parametrize(
+    ("kind", "name"), [("llama-bpe", "llama3_tokenizer.json"), ("bert-bge", "bert_minilm_tokenizer.json")]
+)
 def test_llama_cpp_vectors(kind: str, name: str) -> None:
     ours, _ = pair(name)
     for text, want in _vectors(kind):
@@ -189,13 +211,30 @@ def test_fixtures_dir_is_used() -> None:
 )
 def test_added_token_ids_follow_tokenizers(added: list[tuple[str, int]]) -> None:
     obj = {
-        "version": "1.0", "truncation": None, "padding": None, "normalizer": None,
-        "pre_tokenizer": {"type": "WhitespaceSplit"}, "post_processor": None, "decoder": None,
-        "model": {"type": "WordPiece", "vocab": {"a": 0, "b": 1, "c": 5, "[UNK]": 6},
-                  "unk_token": "[UNK]", "continuing_subword_prefix": "##", "max_input_chars_per_word": 100},
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "normalizer": None,
+        "pre_tokenizer": {"type": "WhitespaceSplit"},
+        "post_processor": None,
+        "decoder": None,
+        "model": {
+            "type": "WordPiece",
+            "vocab": {"a": 0, "b": 1, "c": 5, "[UNK]": 6},
+            "unk_token": "[UNK]",
+            "continuing_subword_prefix": "##",
+            "max_input_chars_per_word": 100,
+        },
         "added_tokens": [
-            {"id": i, "content": c, "single_word": False, "lstrip": False, "rstrip": False,
-             "normalized": False, "special": True}
+            {
+                "id": i,
+                "content": c,
+                "single_word": False,
+                "lstrip": False,
+                "rstrip": False,
+                "normalized": False,
+                "special": True,
+            }
             for c, i in added
         ],
     }
@@ -226,7 +265,7 @@ def _variant(name: str, edit: str) -> dict[str, object]:
     return obj
 
 
-_variants: dict[tuple[str, str], tuple[Tokenizer, "tokenizers.Tokenizer"]] = {}
+_variants: dict[tuple[str, str], tuple[Tokenizer, tokenizers.Tokenizer]] = {}
 
 
 @pytest.mark.parametrize(

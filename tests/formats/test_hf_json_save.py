@@ -13,13 +13,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from helpers import ENCODING_NAMES, HF_FILES, fixture_file, fixture_text, hf_reference
 from hypothesis import given
+from strategies import adversarial_text, hyp_settings
 
 import tokstream
 from tokstream import Tokenizer
-
-from helpers import ENCODING_NAMES, HF_FILES, fixture_file, fixture_text, hf_reference
-from strategies import adversarial_text, hyp_settings
 
 tokenizers = pytest.importorskip("tokenizers")
 
@@ -56,12 +55,12 @@ def case(name: str, tmp_root: Path, reference: Reference) -> Case:
         if name in ENCODING_NAMES:
             ours = tokstream.load(name)
             ref = reference(name)
-            want: Callable[[str], list[int]] = lambda t: ref.encode(t, allowed_special="all")  # type: ignore[attr-defined]  # noqa: E731
+            want: Callable[[str], list[int]] = lambda t: ref.encode(t, allowed_special="all")  # type: ignore[attr-defined]
         else:
             path = fixture_file(f"hf/{name}")
             ours = Tokenizer.from_file(path)
             hf = hf_reference(path)
-            want = lambda t: hf.encode(t, add_special_tokens=False).ids  # noqa: E731
+            want = lambda t: hf.encode(t, add_special_tokens=False).ids
         ours.save(saved)
         _cases[name] = Case(ours, want, saved)
     return _cases[name]

@@ -30,8 +30,8 @@ from strategies import adversarial_text, hyp_settings, replace_surrogates
 
 from tokstream import Tokenizer
 from tokstream.errors import TokstreamError
-from tokstream.normalizers import SentencePieceNormalizer
 from tokstream.models.sentencepiece import SentencePieceBPE, SentencePieceUnigram
+from tokstream.normalizers import SentencePieceNormalizer
 
 spm = pytest.importorskip("sentencepiece")
 tokenizers = pytest.importorskip("tokenizers")
@@ -161,7 +161,10 @@ def test_charsmap_model_refuses(fixture: str, tmp_path: Path) -> None:
 )
 def test_normalizer_options_refuse(options: dict[str, object], named: str) -> None:
     norm = SentencePieceNormalizer(
-        add_dummy_prefix=True, remove_extra_whitespaces=True, escape_whitespaces=True, **options  # type: ignore[arg-type]
+        add_dummy_prefix=True,
+        remove_extra_whitespaces=True,
+        escape_whitespaces=True,
+        **options,  # type: ignore[arg-type]
     )
     with pytest.raises(TokstreamError, match=named):
         norm.to_json()

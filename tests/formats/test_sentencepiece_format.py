@@ -78,7 +78,7 @@ def _model_pb2() -> Any:
     """``sentencepiece.sentencepiece_model_pb2``, or None when protobuf is unusable."""
     try:
         from sentencepiece import sentencepiece_model_pb2
-    except Exception:  # noqa: BLE001 - ImportError, or protobuf's VersionError
+    except Exception:
         return None
     return sentencepiece_model_pb2
 
@@ -172,13 +172,29 @@ NORMALIZER_FIELDS = {
 }
 # Proto2 defaults, copied from sentencepiece_model.proto (not from the reader).
 PROTO_DEFAULTS = {
-    "model_type": 1, "max_sentencepiece_length": 16, "split_by_unicode_script": True,
-    "split_by_whitespace": True, "split_by_number": True, "treat_whitespace_as_suffix": False,
-    "split_digits": False, "allow_whitespace_only_pieces": False, "byte_fallback": False,
-    "unk_id": 0, "bos_id": 1, "eos_id": 2, "pad_id": -1, "unk_surface": " \u2047 ",
-    "unk_piece": "<unk>", "bos_piece": "<s>", "eos_piece": "</s>", "pad_piece": "<pad>",
-    "name": "", "precompiled_charsmap": b"", "add_dummy_prefix": True,
-    "remove_extra_whitespaces": True, "escape_whitespaces": True,
+    "model_type": 1,
+    "max_sentencepiece_length": 16,
+    "split_by_unicode_script": True,
+    "split_by_whitespace": True,
+    "split_by_number": True,
+    "treat_whitespace_as_suffix": False,
+    "split_digits": False,
+    "allow_whitespace_only_pieces": False,
+    "byte_fallback": False,
+    "unk_id": 0,
+    "bos_id": 1,
+    "eos_id": 2,
+    "pad_id": -1,
+    "unk_surface": " \u2047 ",
+    "unk_piece": "<unk>",
+    "bos_piece": "<s>",
+    "eos_piece": "</s>",
+    "pad_piece": "<pad>",
+    "name": "",
+    "precompiled_charsmap": b"",
+    "add_dummy_prefix": True,
+    "remove_extra_whitespaces": True,
+    "escape_whitespaces": True,
 }
 
 
@@ -200,8 +216,7 @@ def unknown_field(draw: st.DrawFn, *, number: int | None = None) -> bytes:
         return f_varint(number, draw(st.integers(0, 127) | st.integers(-(1 << 63), (1 << 64) - 1)))
     if wire == LEN:
         return f_len(number, draw(st.binary(max_size=20)))
-    return tag(number, wire) + draw(st.binary(min_size=8 if wire == I64 else 4,
-                                              max_size=8 if wire == I64 else 4))
+    return tag(number, wire) + draw(st.binary(min_size=8 if wire == I64 else 4, max_size=8 if wire == I64 else 4))
 
 
 @dataclass
@@ -229,17 +244,19 @@ def _write_piece(draw: st.DrawFn, piece: Piece) -> bytes:
     if draw(st.integers(0, 4)) == 0:
         parts = draw(st.permutations(parts))
     if decoy is not None:
-        parts.insert(0, {
-            "piece": f_len(1, b"decoy"),
-            "score": f_float(2, 123.0),
-            "type": f_varint(3, 5),
-        }[decoy])
+        parts.insert(
+            0,
+            {
+                "piece": f_len(1, b"decoy"),
+                "score": f_float(2, 123.0),
+                "type": f_varint(3, 5),
+            }[decoy],
+        )
     message = b"".join(parts)
     return f_len(1, message, pad=draw(st.sampled_from([0, 0, 0, 0, 1])))
 
 
-def _write_spec(draw: st.DrawFn, number: int, schema: dict[int, tuple[str, str]],
-                values: dict[str, Any]) -> bytes:
+def _write_spec(draw: st.DrawFn, number: int, schema: dict[int, tuple[str, str]], values: dict[str, Any]) -> bytes:
     """A trainer_spec / normalizer_spec holding ``values``, maybe split in two messages."""
     parts = []
     for num, (name, kind) in schema.items():
@@ -249,9 +266,11 @@ def _write_spec(draw: st.DrawFn, number: int, schema: dict[int, tuple[str, str]]
         elif draw(st.integers(0, 7)) == 0:
             # Explicitly written default.
             parts.append(encode_scalar(num, kind, PROTO_DEFAULTS[name]))
-    parts += [unknown_field(draw, number=n) for n in draw(st.lists(
-        st.sampled_from([1, 2, 7, 10, 11, 19, 30, 31, 33, 53, 54, 55, 200, 1000]), max_size=3))
-        if n not in schema]
+    parts += [
+        unknown_field(draw, number=n)
+        for n in draw(st.lists(st.sampled_from([1, 2, 7, 10, 11, 19, 30, 31, 33, 53, 54, 55, 200, 1000]), max_size=3))
+        if n not in schema
+    ]
     parts = draw(st.permutations(parts))
     split = draw(st.integers(0, len(parts)))
     if draw(st.booleans()) and 0 < split < len(parts):
@@ -261,19 +280,15 @@ def _write_spec(draw: st.DrawFn, number: int, schema: dict[int, tuple[str, str]]
 
 
 BYTE_PIECES = {
-    f"<0x{b:02X}>": f_len(1, f_len(1, f"<0x{b:02X}>".encode()) + f_varint(3, PieceType.BYTE))
-    for b in range(256)
+    f"<0x{b:02X}>": f_len(1, f_len(1, f"<0x{b:02X}>".encode()) + f_varint(3, PieceType.BYTE)) for b in range(256)
 }
 
 _piece_text = st.text(st.characters(codec="utf-8"), min_size=1, max_size=12) | st.text(
     st.characters(codec="utf-8"), min_size=30, max_size=60
 )
-_score = st.floats(width=32, allow_nan=False, allow_infinity=False) | st.sampled_from(
-    [0.0, -0.0, -1.5]
-)
+_score = st.floats(width=32, allow_nan=False, allow_infinity=False) | st.sampled_from([0.0, -0.0, -1.5])
 _plain_types = st.sampled_from(
-    [PieceType.NORMAL, PieceType.NORMAL, PieceType.CONTROL, PieceType.USER_DEFINED,
-     PieceType.UNUSED]
+    [PieceType.NORMAL, PieceType.NORMAL, PieceType.CONTROL, PieceType.USER_DEFINED, PieceType.UNUSED]
 )
 
 
@@ -324,15 +339,12 @@ def written_models(draw: st.DrawFn) -> Written:
     has_denormalizer = draw(st.integers(0, 3)) == 0
     denormalizer: dict[str, Any] = {}
     if has_denormalizer:
-        denormalizer = {
-            name: value for name, value in normalizer.items() if draw(st.booleans())
-        }
+        denormalizer = {name: value for name, value in normalizer.items() if draw(st.booleans())}
 
     # The 256 byte pieces are written in the usual layout (drawing a layout for each
     # made generation slow); the other pieces in drawn ones.
     parts = [
-        BYTE_PIECES[piece.piece] if piece.type == PieceType.BYTE else _write_piece(draw, piece)
-        for piece in pieces
+        BYTE_PIECES[piece.piece] if piece.type == PieceType.BYTE else _write_piece(draw, piece) for piece in pieces
     ]
     tail = [
         _write_spec(draw, 2, TRAINER_FIELDS, trainer),
@@ -350,9 +362,7 @@ def written_models(draw: st.DrawFn) -> Written:
         for item in draw(st.permutations(tail)):
             parts.remove(item)
             parts.insert(draw(st.integers(0, len(parts))), item)
-    normalizer_attrs = {
-        ("normalizer_name" if k == "name" else k): v for k, v in normalizer.items()
-    }
+    normalizer_attrs = {("normalizer_name" if k == "name" else k): v for k, v in normalizer.items()}
     expected = SentencePieceModel(
         pieces=tuple(pieces),
         **trainer,
@@ -372,9 +382,7 @@ def _f32(x: float) -> bytes:
 def comparable(model: SentencePieceModel) -> tuple[Any, ...]:
     """The model as a tuple that tells -0.0 from 0.0 and equates NaNs (by float32 bits)."""
     pieces = tuple((p.piece, _f32(p.score), int(p.type)) for p in model.pieces)
-    rest = tuple(
-        (f.name, getattr(model, f.name)) for f in fields(model) if f.name != "pieces"
-    )
+    rest = tuple((f.name, getattr(model, f.name)) for f in fields(model) if f.name != "pieces")
     return (pieces, rest)
 
 
@@ -389,7 +397,10 @@ def assert_same_model(ours: SentencePieceModel, ref: SentencePieceModel, what: s
     assert_sequences_equal(
         [(p.piece, p.score, p.type.name) for p in ours.pieces],
         [(p.piece, p.score, p.type.name) for p in ref.pieces],
-        what=f"{what}: pieces by id", names=("ours", "reference"), key=_by_f32, context=2,
+        what=f"{what}: pieces by id",
+        names=("ours", "reference"),
+        key=_by_f32,
+        context=2,
     )
     diffs = [
         f"{f.name}: ours {getattr(ours, f.name)!r:.80} vs {getattr(ref, f.name)!r:.80}"
@@ -407,15 +418,12 @@ def from_pb2(data: bytes) -> SentencePieceModel:
     ts, ns = proto.trainer_spec, proto.normalizer_spec
     trainer = {name: getattr(ts, name) for name, _ in TRAINER_FIELDS.values()}
     normalizer = {
-        ("normalizer_name" if name == "name" else name): getattr(ns, name)
-        for name, _ in NORMALIZER_FIELDS.values()
+        ("normalizer_name" if name == "name" else name): getattr(ns, name) for name, _ in NORMALIZER_FIELDS.values()
     }
     denormalizer = None
     if proto.HasField("denormalizer_spec"):
         ds = proto.denormalizer_spec
-        denormalizer = NormalizerSpec(
-            **{name: getattr(ds, name) for name, _ in NORMALIZER_FIELDS.values()}
-        )
+        denormalizer = NormalizerSpec(**{name: getattr(ds, name) for name, _ in NORMALIZER_FIELDS.values()})
     return SentencePieceModel(
         pieces=tuple(Piece(p.piece, p.score, PieceType(p.type)) for p in proto.pieces),
         **trainer,
@@ -429,17 +437,31 @@ def assert_like_sentencepiece(model: SentencePieceModel, sp: Any, what: str) -> 
     n = sp.get_piece_size()
     assert len(model.pieces) == n, f"{what}: {len(model.pieces)} pieces, sentencepiece {n}"
     ids = list(range(n))
-    ref = list(zip(
-        sp.id_to_piece(ids), sp.get_score(ids), sp.is_unknown(ids), sp.is_control(ids),
-        sp.is_unused(ids), sp.is_byte(ids),
-    ))
+    ref = list(
+        zip(
+            sp.id_to_piece(ids),
+            sp.get_score(ids),
+            sp.is_unknown(ids),
+            sp.is_control(ids),
+            sp.is_unused(ids),
+            sp.is_byte(ids),
+        )
+    )
     # (piece, score, unknown, control, unused, byte), as sentencepiece reports them
     ours = [
-        (p.piece, p.score, p.type == PieceType.UNKNOWN, p.type == PieceType.CONTROL,
-         p.type == PieceType.UNUSED, p.type == PieceType.BYTE)
+        (
+            p.piece,
+            p.score,
+            p.type == PieceType.UNKNOWN,
+            p.type == PieceType.CONTROL,
+            p.type == PieceType.UNUSED,
+            p.type == PieceType.BYTE,
+        )
         for p in model.pieces
     ]
-    assert_sequences_equal(ours, ref, what=f"{what}: pieces by id", names=("ours", "sentencepiece"), key=_by_f32, context=2)
+    assert_sequences_equal(
+        ours, ref, what=f"{what}: pieces by id", names=("ours", "sentencepiece"), key=_by_f32, context=2
+    )
 
 
 def top_level_fields(data: bytes) -> list[tuple[int, int, int]]:
@@ -470,7 +492,7 @@ def parse_or_error(data: bytes, source: str) -> SentencePieceModel | TokenizerFi
         message = str(e)
         assert message.startswith(f"{source}"), message
         if message.startswith(f"{source}, byte "):
-            offset = int(message[len(source) + 7:].split(",")[0].split(":")[0])
+            offset = int(message[len(source) + 7 :].split(",")[0].split(":")[0])
             assert 0 <= offset <= len(data), message
         return e
 
@@ -489,11 +511,17 @@ def test_against_sentencepiece(model_name: str) -> None:
     sp = spm.SentencePieceProcessor(model_file=str(path))
     assert_like_sentencepiece(model, sp, model_name)
     assert (model.unk_id, model.bos_id, model.eos_id, model.pad_id) == (
-        sp.unk_id(), sp.bos_id(), sp.eos_id(), sp.pad_id()
+        sp.unk_id(),
+        sp.bos_id(),
+        sp.eos_id(),
+        sp.pad_id(),
     )
     # The special pieces name the pieces sentencepiece finds for them.
-    for piece, ref_id in [(model.unk_piece, sp.unk_id()), (model.bos_piece, sp.bos_id()),
-                          (model.eos_piece, sp.eos_id())]:
+    for piece, ref_id in [
+        (model.unk_piece, sp.unk_id()),
+        (model.bos_piece, sp.bos_id()),
+        (model.eos_piece, sp.eos_id()),
+    ]:
         if ref_id >= 0:
             assert model.pieces[ref_id].piece == piece
 
@@ -547,41 +575,58 @@ def test_generated_models(written: Written) -> None:
         assert_same_model(model, from_pb2(written.data), "reader vs protobuf")
 
 
-@pytest.mark.parametrize("layout", ["canonical", "score first", "two-byte lengths",
-                                    "explicit normal", "unknown field", "repeated piece",
-                                    "unknown varint last", "unknown fixed32 last"])
+@pytest.mark.parametrize(
+    "layout",
+    [
+        "canonical",
+        "score first",
+        "two-byte lengths",
+        "explicit normal",
+        "unknown field",
+        "repeated piece",
+        "unknown varint last",
+        "unknown fixed32 last",
+    ],
+)
 def test_piece_layouts_fast_and_general(layout: str) -> None:
     """The fast path's layout and its near misses give the same pieces."""
     unk = f_len(1, f_len(1, b"<unk>") + f_varint(3, 2))
     body = {
         # Same length as a type field, other tags: not a type.
-        "unknown varint last": f_len(1, b"\xe2\x96\x81a") + f_float(2, -1.5) + f_varint(3, 4)
-        + f_varint(9, 3),
-        "unknown fixed32 last": f_len(1, b"\xe2\x96\x81a") + f_varint(3, 4)
-        + tag(4, I32) + struct.pack("<f", -1.5) + f_float(2, -1.5),
+        "unknown varint last": f_len(1, b"\xe2\x96\x81a") + f_float(2, -1.5) + f_varint(3, 4) + f_varint(9, 3),
+        "unknown fixed32 last": f_len(1, b"\xe2\x96\x81a")
+        + f_varint(3, 4)
+        + tag(4, I32)
+        + struct.pack("<f", -1.5)
+        + f_float(2, -1.5),
         "canonical": f_len(1, b"\xe2\x96\x81a") + f_float(2, -1.5) + f_varint(3, 4),
         "score first": f_float(2, -1.5) + f_len(1, b"\xe2\x96\x81a") + f_varint(3, 4),
         "two-byte lengths": f_len(1, b"\xe2\x96\x81a", pad=1) + f_float(2, -1.5) + f_varint(3, 4),
         "explicit normal": f_len(1, b"\xe2\x96\x81a") + f_float(2, -1.5) + f_varint(3, 4),
-        "unknown field": f_len(1, b"\xe2\x96\x81a") + f_float(2, -1.5) + f_varint(9, 1)
+        "unknown field": f_len(1, b"\xe2\x96\x81a") + f_float(2, -1.5) + f_varint(9, 1) + f_varint(3, 4),
+        "repeated piece": f_len(1, b"x")
+        + f_float(2, 7.0)
+        + f_len(1, b"\xe2\x96\x81a")
+        + f_float(2, -1.5)
+        + f_varint(3, 3)
         + f_varint(3, 4),
-        "repeated piece": f_len(1, b"x") + f_float(2, 7.0) + f_len(1, b"\xe2\x96\x81a")
-        + f_float(2, -1.5) + f_varint(3, 3) + f_varint(3, 4),
     }[layout]
     outer_pad = 1 if layout == "two-byte lengths" else 0
     data = unk + f_len(1, body, pad=outer_pad) + f_len(2, b"") + f_len(3, b"")
     model = parse_sentencepiece(data)
-    assert model.pieces == (Piece("<unk>", 0.0, PieceType.UNKNOWN),
-                            Piece("\u2581a", -1.5, PieceType.USER_DEFINED))
+    assert model.pieces == (Piece("<unk>", 0.0, PieceType.UNKNOWN), Piece("\u2581a", -1.5, PieceType.USER_DEFINED))
     sp = spm.SentencePieceProcessor(model_proto=data)
     assert_like_sentencepiece(model, sp, layout)
 
 
 def test_long_pieces_take_the_general_path() -> None:
     long_text = "\u2581" + "x" * 300
-    data = (f_len(1, f_len(1, b"<unk>") + f_varint(3, 2))
-            + f_len(1, f_len(1, long_text.encode()) + f_float(2, -2.0))
-            + f_len(2, b"") + f_len(3, b""))
+    data = (
+        f_len(1, f_len(1, b"<unk>") + f_varint(3, 2))
+        + f_len(1, f_len(1, long_text.encode()) + f_float(2, -2.0))
+        + f_len(2, b"")
+        + f_len(3, b"")
+    )
     model = parse_sentencepiece(data)
     assert model.pieces[1] == Piece(long_text, -2.0, PieceType.NORMAL)
     assert_like_sentencepiece(model, spm.SentencePieceProcessor(model_proto=data), "long")
@@ -600,14 +645,15 @@ def test_absent_fields_take_proto_defaults() -> None:
 
 
 def test_denormalizer_spec() -> None:
-    data = (f_len(1, f_len(1, b"<unk>") + f_varint(3, 2)) + f_len(2, b"")
-            + f_len(3, f_len(1, b"nmt_nfkc"))
-            + f_len(5, f_len(1, b"custom") + f_len(2, b"\x00\x01") + f_varint(3, 0)))
+    data = (
+        f_len(1, f_len(1, b"<unk>") + f_varint(3, 2))
+        + f_len(2, b"")
+        + f_len(3, f_len(1, b"nmt_nfkc"))
+        + f_len(5, f_len(1, b"custom") + f_len(2, b"\x00\x01") + f_varint(3, 0))
+    )
     model = parse_sentencepiece(data)
     assert model.normalizer_name == "nmt_nfkc"
-    assert model.denormalizer == NormalizerSpec(
-        name="custom", precompiled_charsmap=b"\x00\x01", add_dummy_prefix=False
-    )
+    assert model.denormalizer == NormalizerSpec(name="custom", precompiled_charsmap=b"\x00\x01", add_dummy_prefix=False)
     if _model_pb2() is not None:
         assert_same_model(model, from_pb2(data), "denormalizer")
 
@@ -629,8 +675,9 @@ def _cuts(data: bytes, rng: random.Random, n_random: int) -> list[int]:
     return sorted(set(head) | random_cuts | {len(data)})
 
 
-def _check_cut(data: bytes, cut: int, boundaries: set[int], full: SentencePieceModel,
-               source: str) -> SentencePieceModel | TokenizerFileError:
+def _check_cut(
+    data: bytes, cut: int, boundaries: set[int], full: SentencePieceModel, source: str
+) -> SentencePieceModel | TokenizerFileError:
     result = parse_or_error(data[:cut], source)
     if isinstance(result, TokenizerFileError):
         return result
@@ -697,15 +744,16 @@ def mutated(draw: st.DrawFn, base: bytes) -> bytes:
         if kind == "flip" and data:
             data[at] ^= 1 << draw(st.integers(0, 7))
         elif kind == "set" and data:
-            data[at] = draw(st.sampled_from([0x00, 0x7F, 0x80, 0xFF, 0x0A, 0x12, 0x1A, 0x15,
-                                             0x18, 0x0B, 0x0C, 0x0E, 0x0F, 0x2A]))
+            data[at] = draw(
+                st.sampled_from([0x00, 0x7F, 0x80, 0xFF, 0x0A, 0x12, 0x1A, 0x15, 0x18, 0x0B, 0x0C, 0x0E, 0x0F, 0x2A])
+            )
         elif kind == "insert":
             data[at:at] = draw(st.binary(min_size=1, max_size=12))
         elif kind == "delete":
-            del data[at: at + draw(st.integers(1, 16))]
+            del data[at : at + draw(st.integers(1, 16))]
         elif kind == "overwrite":
             chunk = draw(st.binary(min_size=1, max_size=12))
-            data[at: at + len(chunk)] = chunk
+            data[at : at + len(chunk)] = chunk
         else:
             del data[at:]
     return bytes(data)
@@ -753,72 +801,98 @@ def _error(data: bytes, source: str = "bad.model") -> str:
     ("data", "expected"),
     [
         # Cut inside the second piece: its length runs past the end of the file.
-        pytest.param(UNK + f_len(1, f_len(1, b"abc"))[:-1],
-                     f"bad.model, byte {len(UNK) + 1}, pieces[1]: length 5 runs past the end "
-                     f"of the file ({len(UNK) + 6} bytes); the file looks truncated",
-                     id="truncated piece"),
-        pytest.param(UNK + f_len(1, f_len(1, b"ab\xffc")) + SPECS,
-                     f"bad.model, byte {len(UNK) + 6}, pieces[1].piece: invalid UTF-8",
-                     id="invalid utf-8"),
+        pytest.param(
+            UNK + f_len(1, f_len(1, b"abc"))[:-1],
+            f"bad.model, byte {len(UNK) + 1}, pieces[1]: length 5 runs past the end "
+            f"of the file ({len(UNK) + 6} bytes); the file looks truncated",
+            id="truncated piece",
+        ),
+        pytest.param(
+            UNK + f_len(1, f_len(1, b"ab\xffc")) + SPECS,
+            f"bad.model, byte {len(UNK) + 6}, pieces[1].piece: invalid UTF-8",
+            id="invalid utf-8",
+        ),
         # Length 5 runs past the piece message, though not past the file.
-        pytest.param(UNK + f_len(1, tag(1, LEN) + varint(5) + b"abc") + SPECS,
-                     f"bad.model, byte {len(UNK) + 3}, pieces[1].piece: length 5 runs past the "
-                     f"end of its enclosing message pieces[1] at byte {len(UNK) + 7}",
-                     id="length past message"),
-        pytest.param(UNK + bytes([0x0E]) + SPECS,
-                     f"bad.model, byte {len(UNK)}: field 1 has invalid wire type 6",
-                     id="wire type 6"),
-        pytest.param(UNK + tag(7, 3) + SPECS,
-                     f"bad.model, byte {len(UNK)}: field 7 is a group (wire type 3)",
-                     id="group"),
-        pytest.param(UNK + f_len(2, tag(40, VARINT) + b"\xff" * 10 + b"\x01") + f_len(3, b""),
-                     f"bad.model, byte {len(UNK) + 4}, trainer_spec.unk_id: varint is longer "
-                     f"than 10 bytes",
-                     id="overlong varint"),
-        pytest.param(UNK + f_len(2, tag(40, VARINT) + b"\xff" * 9 + b"\x02") + f_len(3, b""),
-                     f"bad.model, byte {len(UNK) + 4}, trainer_spec.unk_id: varint is longer "
-                     f"than 10 bytes or exceeds 64 bits",
-                     id="varint over 64 bits"),
-        pytest.param(UNK + f_len(1, tag(1, VARINT) + varint(3)) + SPECS,
-                     f"bad.model, byte {len(UNK) + 2}, pieces[1].piece: field 1 (string) has "
-                     f"wire type 0 (varint), expected 2",
-                     id="wrong wire type"),
-        pytest.param(UNK + f_len(2, f_varint(35, 2)) + f_len(3, b""),
-                     f"bad.model, byte {len(UNK) + 4}, trainer_spec.byte_fallback: bool value 2",
-                     id="bool 2"),
-        pytest.param(UNK + f_len(2, f_varint(41, 1 << 31)) + f_len(3, b""),
-                     f"bad.model, byte {len(UNK) + 4}, trainer_spec.bos_id: value 2147483648 "
-                     f"is out of the int32 range",
-                     id="int32 range"),
-        pytest.param(UNK + f_len(1, f_len(1, b"a") + f_varint(3, 7)) + SPECS,
-                     f"bad.model, byte {len(UNK) + 6}, pieces[1].type: unknown piece type 7",
-                     id="piece type 7"),
-        pytest.param(UNK + f_len(2, f_varint(3, 5)) + f_len(3, b""),
-                     f"bad.model, byte {len(UNK) + 3}, trainer_spec.model_type: unknown model "
-                     f"type 5",
-                     id="model type 5"),
-        pytest.param(UNK + b"\x02\x00" + SPECS,
-                     f"bad.model, byte {len(UNK)}: invalid field number 0",
-                     id="field 0"),
-        pytest.param(UNK + f_len(1, f_float(2, 1.0)) + SPECS,
-                     f"bad.model, byte {len(UNK) + 2}, pieces[1].piece: the piece is empty or "
-                     f"missing",
-                     id="no piece"),
-        pytest.param(UNK + f_len(2, b""),
-                     f"bad.model, byte {len(UNK) + 2}, normalizer_spec: the file ends without "
-                     f"normalizer_spec",
-                     id="no normalizer_spec"),
-        pytest.param(UNK, f"bad.model, byte {len(UNK)}, trainer_spec: the file ends without "
-                     f"trainer_spec", id="no trainer_spec"),
+        pytest.param(
+            UNK + f_len(1, tag(1, LEN) + varint(5) + b"abc") + SPECS,
+            f"bad.model, byte {len(UNK) + 3}, pieces[1].piece: length 5 runs past the "
+            f"end of its enclosing message pieces[1] at byte {len(UNK) + 7}",
+            id="length past message",
+        ),
+        pytest.param(
+            UNK + bytes([0x0E]) + SPECS,
+            f"bad.model, byte {len(UNK)}: field 1 has invalid wire type 6",
+            id="wire type 6",
+        ),
+        pytest.param(
+            UNK + tag(7, 3) + SPECS, f"bad.model, byte {len(UNK)}: field 7 is a group (wire type 3)", id="group"
+        ),
+        pytest.param(
+            UNK + f_len(2, tag(40, VARINT) + b"\xff" * 10 + b"\x01") + f_len(3, b""),
+            f"bad.model, byte {len(UNK) + 4}, trainer_spec.unk_id: varint is longer than 10 bytes",
+            id="overlong varint",
+        ),
+        pytest.param(
+            UNK + f_len(2, tag(40, VARINT) + b"\xff" * 9 + b"\x02") + f_len(3, b""),
+            f"bad.model, byte {len(UNK) + 4}, trainer_spec.unk_id: varint is longer than 10 bytes or exceeds 64 bits",
+            id="varint over 64 bits",
+        ),
+        pytest.param(
+            UNK + f_len(1, tag(1, VARINT) + varint(3)) + SPECS,
+            f"bad.model, byte {len(UNK) + 2}, pieces[1].piece: field 1 (string) has wire type 0 (varint), expected 2",
+            id="wrong wire type",
+        ),
+        pytest.param(
+            UNK + f_len(2, f_varint(35, 2)) + f_len(3, b""),
+            f"bad.model, byte {len(UNK) + 4}, trainer_spec.byte_fallback: bool value 2",
+            id="bool 2",
+        ),
+        pytest.param(
+            UNK + f_len(2, f_varint(41, 1 << 31)) + f_len(3, b""),
+            f"bad.model, byte {len(UNK) + 4}, trainer_spec.bos_id: value 2147483648 is out of the int32 range",
+            id="int32 range",
+        ),
+        pytest.param(
+            UNK + f_len(1, f_len(1, b"a") + f_varint(3, 7)) + SPECS,
+            f"bad.model, byte {len(UNK) + 6}, pieces[1].type: unknown piece type 7",
+            id="piece type 7",
+        ),
+        pytest.param(
+            UNK + f_len(2, f_varint(3, 5)) + f_len(3, b""),
+            f"bad.model, byte {len(UNK) + 3}, trainer_spec.model_type: unknown model type 5",
+            id="model type 5",
+        ),
+        pytest.param(UNK + b"\x02\x00" + SPECS, f"bad.model, byte {len(UNK)}: invalid field number 0", id="field 0"),
+        pytest.param(
+            UNK + f_len(1, f_float(2, 1.0)) + SPECS,
+            f"bad.model, byte {len(UNK) + 2}, pieces[1].piece: the piece is empty or missing",
+            id="no piece",
+        ),
+        pytest.param(
+            UNK + f_len(2, b""),
+            f"bad.model, byte {len(UNK) + 2}, normalizer_spec: the file ends without normalizer_spec",
+            id="no normalizer_spec",
+        ),
+        pytest.param(
+            UNK, f"bad.model, byte {len(UNK)}, trainer_spec: the file ends without trainer_spec", id="no trainer_spec"
+        ),
         pytest.param(b"", "bad.model, byte 0, trainer_spec: the file ends without", id="empty"),
-        pytest.param(UNK + tag(1, LEN) + b"\x80" * 3, f"bad.model, byte {len(UNK) + 1}, "
-                     f"pieces[1]: varint runs past the end of the file", id="cut varint"),
-        pytest.param(UNK + tag(9, I64) + b"1234567", f"bad.model, byte {len(UNK) + 1}, "
-                     f"<field 9>: 64-bit value runs past the end of the file", id="cut fixed64"),
-        pytest.param(UNK + f_len(1, f_len(1, b"a") + tag(2, I32) + b"\x00\x00") + SPECS,
-                     f"bad.model, byte {len(UNK) + 6}, pieces[1].score: 32-bit value runs past "
-                     f"the end of its enclosing message pieces[1]",
-                     id="score past message"),
+        pytest.param(
+            UNK + tag(1, LEN) + b"\x80" * 3,
+            f"bad.model, byte {len(UNK) + 1}, pieces[1]: varint runs past the end of the file",
+            id="cut varint",
+        ),
+        pytest.param(
+            UNK + tag(9, I64) + b"1234567",
+            f"bad.model, byte {len(UNK) + 1}, <field 9>: 64-bit value runs past the end of the file",
+            id="cut fixed64",
+        ),
+        pytest.param(
+            UNK + f_len(1, f_len(1, b"a") + tag(2, I32) + b"\x00\x00") + SPECS,
+            f"bad.model, byte {len(UNK) + 6}, pieces[1].score: 32-bit value runs past "
+            f"the end of its enclosing message pieces[1]",
+            id="score past message",
+        ),
     ],
 )
 def test_error_names_offset_and_field(data: bytes, expected: str) -> None:
@@ -849,24 +923,32 @@ BYTES = b"".join(f_len(1, f_len(1, f"<0x{b:02X}>".encode()) + f_varint(3, 6)) fo
 @pytest.mark.parametrize(
     ("data", "expected"),
     [
-        pytest.param(UNK + A + A + SPECS, "bad.model, pieces[2]: the piece 'a' is already "
-                     "defined as pieces[1]", id="duplicate"),
+        pytest.param(
+            UNK + A + A + SPECS, "bad.model, pieces[2]: the piece 'a' is already defined as pieces[1]", id="duplicate"
+        ),
         pytest.param(A + SPECS, "bad.model: no piece has type UNKNOWN", id="no unk"),
-        pytest.param(UNK + f_len(1, f_len(1, b"<u>") + f_varint(3, 2)) + SPECS,
-                     "bad.model, pieces[1]: a second UNKNOWN piece '<u>' after pieces[0]",
-                     id="two unk"),
-        pytest.param(UNK + f_len(1, f_len(1, b"<0x41>") + f_varint(3, 6)) + SPECS,
-                     "bad.model, pieces[1]: byte piece '<0x41>' in a model without byte_fallback",
-                     id="byte without fallback"),
-        pytest.param(UNK + BYTES + f_len(1, f_len(1, b"<0x4g>") + f_varint(3, 6))
-                     + f_len(2, f_varint(35, 1)) + f_len(3, b""),
-                     "bad.model, pieces[257]: byte piece '<0x4g>' is not '<0x00>' to '<0xFF>'",
-                     id="bad byte piece"),
-        pytest.param(UNK + BYTES[:-12] + f_len(2, f_varint(35, 1)) + f_len(3, b""),
-                     "bad.model: trainer_spec.byte_fallback is true but 1 of the 256 byte "
-                     "pieces are missing: <0xFF> (sentencepiece", id="missing byte piece"),
-        pytest.param(UNK + f_len(1, f_len(1, b"") + f_float(2, 1.0)) + SPECS,
-                     "bad.model, byte", id="empty piece"),
+        pytest.param(
+            UNK + f_len(1, f_len(1, b"<u>") + f_varint(3, 2)) + SPECS,
+            "bad.model, pieces[1]: a second UNKNOWN piece '<u>' after pieces[0]",
+            id="two unk",
+        ),
+        pytest.param(
+            UNK + f_len(1, f_len(1, b"<0x41>") + f_varint(3, 6)) + SPECS,
+            "bad.model, pieces[1]: byte piece '<0x41>' in a model without byte_fallback",
+            id="byte without fallback",
+        ),
+        pytest.param(
+            UNK + BYTES + f_len(1, f_len(1, b"<0x4g>") + f_varint(3, 6)) + f_len(2, f_varint(35, 1)) + f_len(3, b""),
+            "bad.model, pieces[257]: byte piece '<0x4g>' is not '<0x00>' to '<0xFF>'",
+            id="bad byte piece",
+        ),
+        pytest.param(
+            UNK + BYTES[:-12] + f_len(2, f_varint(35, 1)) + f_len(3, b""),
+            "bad.model: trainer_spec.byte_fallback is true but 1 of the 256 byte "
+            "pieces are missing: <0xFF> (sentencepiece",
+            id="missing byte piece",
+        ),
+        pytest.param(UNK + f_len(1, f_len(1, b"") + f_float(2, 1.0)) + SPECS, "bad.model, byte", id="empty piece"),
     ],
 )
 def test_sentencepiece_load_checks(data: bytes, expected: str) -> None:
@@ -878,8 +960,14 @@ def test_sentencepiece_load_checks(data: bytes, expected: str) -> None:
 
 def test_allowed_duplicates_and_byte_fallback() -> None:
     """A CONTROL '<s>' and a NORMAL '<s>' may coexist, as in sentencepiece."""
-    data = (UNK + f_len(1, f_len(1, b"<s>") + f_varint(3, 3)) + f_len(1, f_len(1, b"<s>"))
-            + BYTES + f_len(2, f_varint(35, 1)) + f_len(3, b""))
+    data = (
+        UNK
+        + f_len(1, f_len(1, b"<s>") + f_varint(3, 3))
+        + f_len(1, f_len(1, b"<s>"))
+        + BYTES
+        + f_len(2, f_varint(35, 1))
+        + f_len(3, b"")
+    )
     model = parse_sentencepiece(data)
     assert [p.piece for p in model.pieces[:3]] == ["<unk>", "<s>", "<s>"]
     assert model.byte_fallback
@@ -888,7 +976,7 @@ def test_allowed_duplicates_and_byte_fallback() -> None:
 
 def test_read_missing_file(tmp_path: Path) -> None:
     missing = tmp_path / "nope.model"
-    with pytest.raises(TokenizerFileError, match="cannot read sentencepiece model .*nope.model"):
+    with pytest.raises(TokenizerFileError, match=r"cannot read sentencepiece model .*nope.model"):
         read_sentencepiece(missing)
 
 

@@ -111,9 +111,38 @@ def test_adversarial_text(name: str, text: str) -> None:
 
 
 _EDGE_CHARS = [
-    " ", "  ", "\u3000", "\t", "\n", "\x00", "\u2581", "a", "A", "e", "=", "\u0301", "\u0300", "\u0323",
-    "\u0302", "\u0338", "\ufb01", "\u304b", "\u3099", "\uff76", "\uff9e", "\u1100", "\u1161", "\u11a8",
-    "\uac00", "\U0001d400", "\U0001d157", "\U0001d165", "\u2460", "<s>", "</s>", "<unk>",
+    " ",
+    "  ",
+    "\u3000",
+    "\t",
+    "\n",
+    "\x00",
+    "\u2581",
+    "a",
+    "A",
+    "e",
+    "=",
+    "\u0301",
+    "\u0300",
+    "\u0323",
+    "\u0302",
+    "\u0338",
+    "\ufb01",
+    "\u304b",
+    "\u3099",
+    "\uff76",
+    "\uff9e",
+    "\u1100",
+    "\u1161",
+    "\u11a8",
+    "\uac00",
+    "\U0001d400",
+    "\U0001d157",
+    "\U0001d165",
+    "\u2460",
+    "<s>",
+    "</s>",
+    "<unk>",
 ]
 
 
@@ -157,11 +186,13 @@ def _interesting_ids(name: str) -> list[int]:
     if name not in _interesting:
         _, ref = pair(name)
         ids = [
-            i for i in range(ref.get_piece_size())  # type: ignore[attr-defined]
+            i
+            for i in range(ref.get_piece_size())  # type: ignore[attr-defined]
             if ref.is_byte(i) or ref.is_control(i) or ref.is_unknown(i)  # type: ignore[attr-defined]
         ]
         spaced = [
-            i for i in range(ref.get_piece_size())  # type: ignore[attr-defined]
+            i
+            for i in range(ref.get_piece_size())  # type: ignore[attr-defined]
             if ref.id_to_piece(i).startswith("\u2581")  # type: ignore[attr-defined]
         ]
         _interesting[name] = ids + spaced[:100]
@@ -204,8 +235,10 @@ def test_normalizer_options_without_charsmap() -> None:
             for escape in (False, True):
                 for suffix in (False, True):
                     norm = SentencePieceNormalizer(
-                        add_dummy_prefix=dummy, remove_extra_whitespaces=remove,
-                        escape_whitespaces=escape, treat_whitespace_as_suffix=suffix,
+                        add_dummy_prefix=dummy,
+                        remove_extra_whitespaces=remove,
+                        escape_whitespaces=escape,
+                        treat_whitespace_as_suffix=suffix,
                         user_defined=["a b", "x"],
                     )
                     for text in texts:
@@ -219,7 +252,9 @@ def test_fingerprint_and_pickle(name: str) -> None:
 
     ours, ref = pair(name)
     again = pickle.loads(pickle.dumps(ours))
-    assert again.fingerprint == ours.fingerprint == Tokenizer.from_sentencepiece(fixture_file(f"spm/{name}")).fingerprint
+    assert (
+        again.fingerprint == ours.fingerprint == Tokenizer.from_sentencepiece(fixture_file(f"spm/{name}")).fingerprint
+    )
     text = "Hello  wörld ﬁ\u0301 日本語 <s>"
     assert again.encode(text, disallowed_special=()) == ref.encode(text)  # type: ignore[attr-defined]
 

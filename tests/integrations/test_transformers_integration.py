@@ -96,7 +96,10 @@ def test_choice_with_eos(seed: int) -> None:
 
 
 def test_batch_rows_are_independent() -> None:
-    sources: list[Constraint[Any]] = [prefix_constraint(TOK, b" wor"), choice_constraint(TOK, ["alpha", "beta"], eos_id=EOS)]
+    sources: list[Constraint[Any]] = [
+        prefix_constraint(TOK, b" wor"),
+        choice_constraint(TOK, ["alpha", "beta"], eos_id=EOS),
+    ]
     processor = ConstraintLogitsProcessor(TOK, sources)
     # 2 prompts x 2 sequences each: rows 0, 1 follow sources[0]; rows 2, 3 sources[1]
     refs: list[Constraint[Any]] = [sources[r // 2].fork() for r in range(4)]

@@ -30,6 +30,7 @@ HYP = settings(max_examples=MAX_EXAMPLES, deadline=None)
 
 # ------------------------------------------------------------------- fixtures
 
+
 def reference(model: WordPiece) -> tokenizers.Tokenizer:
     """The model alone in a ``tokenizers.Tokenizer``, same parameters as ``model``."""
     return tokenizers.Tokenizer(
@@ -66,6 +67,7 @@ def corpus_texts() -> list[tuple[str, str]]:
 
 # --------------------------------------------------------------------- helpers
 
+
 def assert_same(model: WordPiece, ref: tokenizers.Tokenizer, words: Iterable[str]) -> None:
     """Ids and spans equal the reference's for every word; report the first mismatch."""
     words = list(words)
@@ -74,8 +76,12 @@ def assert_same(model: WordPiece, ref: tokenizers.Tokenizer, words: Iterable[str
         spans = model.encode_piece_spans(word)
         expected = [(i, a, b) for i, (a, b) in zip(enc.ids, enc.offsets)]
         assert_sequences_equal(
-            spans, expected, what=repr(word), names=("tokstream", "tokenizers"),
-            show=lambda span: f"{span}={model_token(model, span[0])!r}", show_theirs=repr,
+            spans,
+            expected,
+            what=repr(word),
+            names=("tokstream", "tokenizers"),
+            show=lambda span: f"{span}={model_token(model, span[0])!r}",
+            show_theirs=repr,
             notes=[f"tokenizers' tokens: {enc.tokens}"],
         )
         assert model.encode_piece(word) == tuple(enc.ids), word
@@ -92,6 +98,7 @@ _BERT_SPLIT = re.compile(r"\w+|[^\w\s]")
 
 
 # ------------------------------------------------------------ differential: corpora
+
 
 def test_corpus_words_match_tokenizers(bert, bert_ref) -> None:
     """Every whitespace-separated word of every corpus, lowercased and as is."""
@@ -124,6 +131,7 @@ def test_vocabulary_entries_and_joins(bert, bert_ref) -> None:
 
 
 # ---------------------------------------------------------- differential: hypothesis
+
 
 def _bert_pieces() -> list[str]:
     """Every 13th BERT token (a few stand-ins when the fixture is absent: the tests
@@ -170,13 +178,12 @@ def test_random_small_vocabularies_match_tokenizers(vocab, prefix, max_chars, wo
     tokens that start with the prefix, an empty prefix, words longer than the limit."""
     ids = {token: i for i, token in enumerate(vocab)}
     ids.setdefault("[UNK]", len(ids))
-    model = WordPiece(
-        ids, continuing_subword_prefix=prefix, max_input_chars_per_word=max_chars
-    )
+    model = WordPiece(ids, continuing_subword_prefix=prefix, max_input_chars_per_word=max_chars)
     assert_same(model, reference(model), [word, *vocab])
 
 
 # ----------------------------------------------------------------- known cases
+
 
 def test_rust_unit_cases() -> None:
     """The cases of tokenizers' own wordpiece tests (ids checked against the crate)."""
@@ -215,6 +222,7 @@ def test_long_runs() -> None:
 
 
 # ----------------------------------------------------------- construction, JSON
+
 
 def test_missing_unk_token_is_refused() -> None:
     with pytest.raises(ValueError, match=r"no unk_token '\[UNK\]'.*pass unk_token="):
@@ -257,8 +265,10 @@ def test_json_round_trip_and_pickle(bert) -> None:
         (lambda m: m.pop("vocab"), r"model: missing field 'vocab'"),
         (lambda m: m.update(unk_token=3), r"model\.unk_token: expected a string"),
         (lambda m: m.update(unk_token="<unk>"), r"model\.unk_token: '<unk>' is not in"),
-        (lambda m: m.update(continuing_subword_prefix=None),
-         r"model\.continuing_subword_prefix: expected a string, got null"),
+        (
+            lambda m: m.update(continuing_subword_prefix=None),
+            r"model\.continuing_subword_prefix: expected a string, got null",
+        ),
         (lambda m: m.update(max_input_chars_per_word=-1), r"model\.max_input_chars_per_word"),
         (lambda m: m.update(max_input_chars_per_word=1.5), r"model\.max_input_chars_per_word"),
         (lambda m: m.update(vocab=[]), r"model\.vocab: expected an object"),

@@ -182,15 +182,19 @@ def check_against_reference(obj: dict, text: str) -> None:
     for i, ((s, e), (rs, re_)) in enumerate(zip(spans, ref)):
         if s < e:
             assert s <= rs and re_ <= e, (
-                f"output {i} ({out[i]!r}): tokenizers says {(rs, re_)}, ours {(s, e)}; "
-                f"text {text!r}"
+                f"output {i} ({out[i]!r}): tokenizers says {(rs, re_)}, ours {(s, e)}; text {text!r}"
             )
 
 
 # ---------------------------------------------------------------- configurations
 
-BERT = {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
-        "strip_accents": None, "lowercase": True}
+BERT = {
+    "type": "BertNormalizer",
+    "clean_text": True,
+    "handle_chinese_chars": True,
+    "strip_accents": None,
+    "lowercase": True,
+}
 
 CONFIGS: dict[str, dict] = {
     "NFC": {"type": "NFC"},
@@ -245,63 +249,173 @@ CONFIGS: dict[str, dict] = {
 
 # Normalizers that rewrite each character (or cluster) without looking at context, so
 # the piece oracle applies.
-CHARACTERWISE = {"NFC", "NFD", "NFKC", "NFKD", "Lowercase", "StripAccents", "Nmt", "ByteLevel",
-                 "Bert-nochinese-noclean", "Sequence-accents"}
+CHARACTERWISE = {
+    "NFC",
+    "NFD",
+    "NFKC",
+    "NFKD",
+    "Lowercase",
+    "StripAccents",
+    "Nmt",
+    "ByteLevel",
+    "Bert-nochinese-noclean",
+    "Sequence-accents",
+}
 
 
 # ----------------------------------------------------------------- text strategies
+
 
 def _chars(*ranges: tuple[int, int]) -> str:
     return "".join(chr(c) for lo, hi in ranges for c in range(lo, hi + 1))
 
 
 _COMPAT = _chars(
-    (0xFF01, 0xFF5E), (0xFF61, 0xFF9F), (0xFB00, 0xFB06), (0x2460, 0x2473), (0x2070, 0x209C),
-    (0x2150, 0x2189), (0x3300, 0x3357), (0xF900, 0xF92F), (0x1D400, 0x1D41F), (0x00A0, 0x00BF),
-    (0x2000, 0x200F), (0x3131, 0x318E), (0xFE30, 0xFE4F), (0x1F100, 0x1F10A),
+    (0xFF01, 0xFF5E),
+    (0xFF61, 0xFF9F),
+    (0xFB00, 0xFB06),
+    (0x2460, 0x2473),
+    (0x2070, 0x209C),
+    (0x2150, 0x2189),
+    (0x3300, 0x3357),
+    (0xF900, 0xF92F),
+    (0x1D400, 0x1D41F),
+    (0x00A0, 0x00BF),
+    (0x2000, 0x200F),
+    (0x3131, 0x318E),
+    (0xFE30, 0xFE4F),
+    (0x1F100, 0x1F10A),
 )
-_MARKS = _chars((0x0300, 0x0345), (0x0591, 0x05A0), (0x0F71, 0x0F84), (0x093C, 0x094D),
-                (0x3099, 0x309A), (0x1AB0, 0x1ABE), (0x20D0, 0x20E1), (0x0334, 0x0338))
+_MARKS = _chars(
+    (0x0300, 0x0345),
+    (0x0591, 0x05A0),
+    (0x0F71, 0x0F84),
+    (0x093C, 0x094D),
+    (0x3099, 0x309A),
+    (0x1AB0, 0x1ABE),
+    (0x20D0, 0x20E1),
+    (0x0334, 0x0338),
+)
 # Characters added after the Rust normalization tables (see the module notes), and
 # case mappings newer than some Pythons: the paths that must not follow unicodedata.
 _RECENT = _chars(
-    (0x07FD, 0x07FD), (0x0897, 0x089F), (0x1ABF, 0x1ACE), (0x1DF6, 0x1DFA), (0x32FF, 0x32FF),
-    (0xA7F2, 0xA7F4), (0x11930, 0x11943), (0x105C9, 0x105E4), (0x10570, 0x105BC),
-    (0x1611E, 0x16130), (0x16D63, 0x16D6A), (0x113B8, 0x113D0), (0x11382, 0x11391),
-    (0x1C89, 0x1C8A), (0xA7C0, 0xA7DC), (0x10D50, 0x10D85), (0x16EA0, 0x16ED3),
-    (0x0D00, 0x0D04), (0x1734, 0x1734), (0x1171E, 0x1171E), (0x0890, 0x0891),
-    (0x13430, 0x13440), (0x1FBF0, 0x1FBF9), (0x1E030, 0x1E06D),
+    (0x07FD, 0x07FD),
+    (0x0897, 0x089F),
+    (0x1ABF, 0x1ACE),
+    (0x1DF6, 0x1DFA),
+    (0x32FF, 0x32FF),
+    (0xA7F2, 0xA7F4),
+    (0x11930, 0x11943),
+    (0x105C9, 0x105E4),
+    (0x10570, 0x105BC),
+    (0x1611E, 0x16130),
+    (0x16D63, 0x16D6A),
+    (0x113B8, 0x113D0),
+    (0x11382, 0x11391),
+    (0x1C89, 0x1C8A),
+    (0xA7C0, 0xA7DC),
+    (0x10D50, 0x10D85),
+    (0x16EA0, 0x16ED3),
+    (0x0D00, 0x0D04),
+    (0x1734, 0x1734),
+    (0x1171E, 0x1171E),
+    (0x0890, 0x0891),
+    (0x13430, 0x13440),
+    (0x1FBF0, 0x1FBF9),
+    (0x1E030, 0x1E06D),
 )
-_CJK = _chars((0x4E00, 0x4E20), (0x3400, 0x3410), (0x20000, 0x20010), (0x2B81F, 0x2B921),
-              (0x3040, 0x3060), (0xAC00, 0xAC20), (0x2F800, 0x2F810))
+_CJK = _chars(
+    (0x4E00, 0x4E20),
+    (0x3400, 0x3410),
+    (0x20000, 0x20010),
+    (0x2B81F, 0x2B921),
+    (0x3040, 0x3060),
+    (0xAC00, 0xAC20),
+    (0x2F800, 0x2F810),
+)
 _JAMO = _chars((0x1100, 0x1112), (0x1161, 0x1175), (0x11A8, 0x11C2))
-_CONTROLS = _chars((0x00, 0x1F), (0x7F, 0xA0), (0x200B, 0x200F), (0x2028, 0x202F),
-                   (0xFFF9, 0xFFFD), (0xE000, 0xE002), (0xFEFF, 0xFEFF), (0x2581, 0x2581),
-                   (0x1680, 0x1680), (0x3000, 0x3000), (0x0600, 0x0605), (0x110BD, 0x110BD))
+_CONTROLS = _chars(
+    (0x00, 0x1F),
+    (0x7F, 0xA0),
+    (0x200B, 0x200F),
+    (0x2028, 0x202F),
+    (0xFFF9, 0xFFFD),
+    (0xE000, 0xE002),
+    (0xFEFF, 0xFEFF),
+    (0x2581, 0x2581),
+    (0x1680, 0x1680),
+    (0x3000, 0x3000),
+    (0x0600, 0x0605),
+    (0x110BD, 0x110BD),
+)
 
 normalizer_fragment = st.one_of(
     st.text(alphabet=_COMPAT, min_size=1, max_size=6),
-    st.tuples(st.sampled_from(["a", "e", "E", "o", "u", "A", "\u03b1", "\u0391", "\u0438",
-                               "\ufb01", "\u2460", "\u00c5", "\u0e33", " ", "\u0f40",
-                               "\u0915", "\u304b", "\u30ab", "\uff76", "\u1100", ""]),
-              st.text(alphabet=_MARKS, max_size=4)).map("".join),
+    st.tuples(
+        st.sampled_from(
+            [
+                "a",
+                "e",
+                "E",
+                "o",
+                "u",
+                "A",
+                "\u03b1",
+                "\u0391",
+                "\u0438",
+                "\ufb01",
+                "\u2460",
+                "\u00c5",
+                "\u0e33",
+                " ",
+                "\u0f40",
+                "\u0915",
+                "\u304b",
+                "\u30ab",
+                "\uff76",
+                "\u1100",
+                "",
+            ]
+        ),
+        st.text(alphabet=_MARKS, max_size=4),
+    ).map("".join),
     st.text(alphabet=_RECENT + "a\u0301\u0316", min_size=1, max_size=5),
     st.text(alphabet=_CJK + " a", min_size=1, max_size=6),
     st.text(alphabet=_JAMO + "\uac00", min_size=1, max_size=5),
     st.text(alphabet=_CONTROLS + "a ", min_size=1, max_size=6),
-    st.sampled_from(["\u0391\u03a3", "\u039f\u0394\u039f\u03a3 \u03a3", "\u0130stanbul",
-                     "\u1e9e", "\u01c5", "\u212b", "\u2126", "I\u0307", "\u0f73\u0f71",
-                     "\u0f77", "\u0b47\u0b3e", "\u0cc6\u0cc2\u0cd5", "\u1b05\u1b35",
-                     "  ", " \t\n ", "\u3000\u00a0", "aaa", "abab", "a  b   c", "\u2581"]),
+    st.sampled_from(
+        [
+            "\u0391\u03a3",
+            "\u039f\u0394\u039f\u03a3 \u03a3",
+            "\u0130stanbul",
+            "\u1e9e",
+            "\u01c5",
+            "\u212b",
+            "\u2126",
+            "I\u0307",
+            "\u0f73\u0f71",
+            "\u0f77",
+            "\u0b47\u0b3e",
+            "\u0cc6\u0cc2\u0cd5",
+            "\u1b05\u1b35",
+            "  ",
+            " \t\n ",
+            "\u3000\u00a0",
+            "aaa",
+            "abab",
+            "a  b   c",
+            "\u2581",
+        ]
+    ),
 )
 
 
 @st.composite
 def normalizer_text(draw) -> str:
     """The suite's adversarial text mixed with normalization-specific fragments."""
-    parts = draw(st.lists(st.one_of(normalizer_fragment, adversarial_text(surrogates_ok=False,
-                                                                          max_fragments=4)),
-                          max_size=6))
+    parts = draw(
+        st.lists(st.one_of(normalizer_fragment, adversarial_text(surrogates_ok=False, max_fragments=4)), max_size=6)
+    )
     return "".join(parts)
 
 
@@ -312,9 +426,18 @@ def normalizer_text(draw) -> str:
 def test_examples_match_tokenizers(name):
     obj = CONFIGS[name]
     n = ours(obj)
-    for text in ["", " ", "a", "Hello  World ", "e\u0301\ufb01 \u4e2d\u6587 \u00c5\u212b",
-                 "\u0130\u03a3\u0391\u03a3 \u1e9b\u0323", "\t\x00\ufffd\u200b x \u3000",
-                 "aaa bab", "\U0001f468\u200d\U0001f469\u200d\U0001f467", "\u1100\u1161\u11a8"]:
+    for text in [
+        "",
+        " ",
+        "a",
+        "Hello  World ",
+        "e\u0301\ufb01 \u4e2d\u6587 \u00c5\u212b",
+        "\u0130\u03a3\u0391\u03a3 \u1e9b\u0323",
+        "\t\x00\ufffd\u200b x \u3000",
+        "aaa bab",
+        "\U0001f468\u200d\U0001f469\u200d\U0001f467",
+        "\u1100\u1161\u11a8",
+    ]:
         assert_same(n.normalize(text), ref_normalize(obj, text))
         check_spans(n, text)
 
@@ -358,9 +481,19 @@ ALL_CHARS = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF
 
 @pytest.mark.parametrize(
     "name, separator",
-    [("NFC", "\n"), ("NFD", "\n"), ("NFKC", "\n"), ("NFKD", "\n"), ("Lowercase", ""),
-     ("StripAccents", ""), ("Nmt", ""), ("ByteLevel", ""), ("Bert", ""),
-     ("Bert-cased-strip", "\n"), ("Bert-nochinese-noclean", "\n")],
+    [
+        ("NFC", "\n"),
+        ("NFD", "\n"),
+        ("NFKC", "\n"),
+        ("NFKD", "\n"),
+        ("Lowercase", ""),
+        ("StripAccents", ""),
+        ("Nmt", ""),
+        ("ByteLevel", ""),
+        ("Bert", ""),
+        ("Bert-cased-strip", "\n"),
+        ("Bert-nochinese-noclean", "\n"),
+    ],
 )
 def test_every_code_point(name, separator):
     # Every code point but the surrogates, in one text (a separator keeps the Unicode
@@ -501,8 +634,7 @@ def test_precompiled_botchan_sequence_on_corpora():
     data = json.loads(fixture_text("hf/botchan_unigram_1000_tokenizer.json"))
     obj = data["normalizer"]
     n = ours(obj)
-    for name in ["corpus_botchan_en.txt", "corpus_wagahaiwa_nekodearu_ja.txt",
-                 "corpus_alice_in_wonderland_en.txt"]:
+    for name in ["corpus_botchan_en.txt", "corpus_wagahaiwa_nekodearu_ja.txt", "corpus_alice_in_wonderland_en.txt"]:
         text = fixture_text(f"corpora/{name}")
         assert_same(n.normalize(text), ref_normalize(obj, text))
         check_spans(n, text[:20_000])
@@ -516,8 +648,9 @@ def test_precompiled_malformed():
     with pytest.raises(ValueError, match="not UTF-8"):
         Precompiled(b"\x04\x00\x00\x00" + b"\x00" * 4 + b"\xff")
     with pytest.raises(TokenizerFileError, match=r"normalizer\.normalizers\[0\]\.precompiled_charsmap"):
-        normalizer_from_json({"type": "Sequence", "normalizers": [
-            {"type": "Precompiled", "precompiled_charsmap": "not base64!"}]})
+        normalizer_from_json(
+            {"type": "Sequence", "normalizers": [{"type": "Precompiled", "precompiled_charsmap": "not base64!"}]}
+        )
 
 
 # ------------------------------------------------------------------- direct checks
@@ -532,9 +665,10 @@ def test_spans_examples():
     assert Prepend("\u2581").normalize_aligned("ab") == ("\u2581ab", [(0, 0), (0, 1), (1, 2)])
     assert Prepend("\u2581").normalize_aligned("") == ("", [])
     assert BertNormalizer().normalize_aligned("a\u4e2d\x00\u00c9") == (
-        "a \u4e2d e", [(0, 1), (1, 1), (1, 2), (3, 3), (3, 4)])
-    assert Replace("ab", "xyz").normalize_aligned("cabd") == (
-        "cxyzd", [(0, 1), (1, 3), (1, 3), (1, 3), (3, 4)])
+        "a \u4e2d e",
+        [(0, 1), (1, 1), (1, 2), (3, 3), (3, 4)],
+    )
+    assert Replace("ab", "xyz").normalize_aligned("cabd") == ("cxyzd", [(0, 1), (1, 3), (1, 3), (1, 3), (3, 4)])
     assert Strip().normalize_aligned("  a b  ") == ("a b", [(2, 3), (3, 4), (4, 5)])
     assert Strip().normalize_aligned("   ") == ("", [])
     assert Lowercase().normalize_aligned("\u0130") == ("i\u0307", [(0, 1), (0, 1)])
@@ -611,8 +745,9 @@ def test_json_null_and_defaults():
     empty = normalizer_from_json({"type": "Precompiled", "precompiled_charsmap": ""})
     assert isinstance(empty, Precompiled) and empty.normalize("\ufb01") == "\ufb01"
     # strip_accents may be absent (serde default): null, follow lowercase.
-    n = normalizer_from_json({"type": "BertNormalizer", "clean_text": True,
-                              "handle_chinese_chars": True, "lowercase": False})
+    n = normalizer_from_json(
+        {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True, "lowercase": False}
+    )
     assert isinstance(n, BertNormalizer) and n.strip_accents is None
     assert n.normalize("\u00c9") == "\u00c9"
 
@@ -624,16 +759,25 @@ def test_json_null_and_defaults():
         ({"type": "Strip", "strip_left": 1, "strip_right": True}, r"normalizer\.strip_left"),
         ({"type": "Prepend"}, r"normalizer: missing field 'prepend'"),
         ({"type": "Replace", "pattern": "a", "content": "b"}, r"normalizer\.pattern"),
-        ({"type": "Replace", "pattern": {"String": "a", "Regex": "b"}, "content": "b"},
-         r"normalizer\.pattern"),
+        ({"type": "Replace", "pattern": {"String": "a", "Regex": "b"}, "content": "b"}, r"normalizer\.pattern"),
         ({"type": "Replace", "pattern": {"String": "a"}}, r"missing field 'content'"),
         ({"type": "Replace", "pattern": {"Regex": "("}, "content": ""}, r"does not compile"),
         ({"type": "Sequence"}, r"missing field 'normalizers'"),
-        ({"type": "Sequence", "normalizers": [{"type": "NFC"}, {"type": "Prepend"}]},
-         r"normalizer\.normalizers\[1\]: missing field 'prepend'"),
+        (
+            {"type": "Sequence", "normalizers": [{"type": "NFC"}, {"type": "Prepend"}]},
+            r"normalizer\.normalizers\[1\]: missing field 'prepend'",
+        ),
         ({"type": "Sequence", "normalizers": [None]}, r"normalizers\[0\]: expected a normalizer"),
-        ({"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
-          "strip_accents": "yes", "lowercase": True}, r"normalizer\.strip_accents"),
+        (
+            {
+                "type": "BertNormalizer",
+                "clean_text": True,
+                "handle_chinese_chars": True,
+                "strip_accents": "yes",
+                "lowercase": True,
+            },
+            r"normalizer\.strip_accents",
+        ),
         ({"type": "Precompiled"}, r"missing field 'precompiled_charsmap'"),
         ({"type": "Precompiled", "precompiled_charsmap": "AQ=="}, r"too short"),
         ({"normalizers": []}, r"normalizer: missing field 'type'"),
@@ -651,8 +795,12 @@ def test_json_unknown_type():
 
 
 def test_fixture_normalizers_load():
-    for name in ["bert_minilm_tokenizer.json", "botchan_unigram_1000_tokenizer.json",
-                 "mistral_7b_v1_tokenizer.json", "gpt2_tokenizer.json"]:
+    for name in [
+        "bert_minilm_tokenizer.json",
+        "botchan_unigram_1000_tokenizer.json",
+        "mistral_7b_v1_tokenizer.json",
+        "gpt2_tokenizer.json",
+    ]:
         data = json.loads(fixture_text(f"hf/{name}"))
         n = normalizer_from_json(data["normalizer"])
         if data["normalizer"] is None:

@@ -37,9 +37,7 @@ def test_every_code_point(mine: ours.PreTokenizer, theirs: object) -> None:
         want = [s for s, _ in theirs.pre_tokenize_str(text)]  # type: ignore[attr-defined]
         got = mine.pre_tokenize([text])
         # Pieces of letters run long: show each one's last 20 characters.
-        assert_sequences_equal(
-            got, want, names=("tokstream", "tokenizers"), show=lambda p: repr(p[-20:]), context=1
-        )
+        assert_sequences_equal(got, want, names=("tokstream", "tokenizers"), show=lambda p: repr(p[-20:]), context=1)
 
 
 def test_bert_ascii_path_equals_general_path() -> None:

@@ -25,9 +25,7 @@ from tokstream.stream.decoder import StreamDecoder
 
 OTHER_IDS = tuple(t for t in TOKENIZER_IDS if t not in BYTE_LEVEL_IDS)
 #: Tokenizers whose decode is not the joined token bytes.
-NON_BYTE_IDS = tuple(
-    t for t in TOKENIZER_IDS if t.startswith(("spm/", "hf/mistral", "hf/bert", "hf/botchan"))
-)
+NON_BYTE_IDS = tuple(t for t in TOKENIZER_IDS if t.startswith(("spm/", "hf/mistral", "hf/bert", "hf/botchan")))
 _BYTE_PIECE = re.compile(r"<0x[0-9A-Fa-f]{2}>")
 
 
@@ -277,9 +275,7 @@ def test_byte_fallback_characters(tid):
 
 
 @pytest.mark.parametrize("tid", ["spm/mistral_7b_v1_tokenizer.model", "hf/mistral_7b_v1_tokenizer.json"])
-@pytest.mark.parametrize(
-    "text", [" Hello", "  Hello", "Hello  world", "   ", "a   b", "  \n  x  ", " ", "\n"]
-)
+@pytest.mark.parametrize("text", [" Hello", "  Hello", "Hello  world", "   ", "a   b", "  \n  x  ", " ", "\n"])
 def test_sentencepiece_leading_spaces_and_runs(tid, text):
     # The Mistral model keeps whitespace (no extra-whitespace removal), so its decode
     # round-trips: the text itself is the reference.
@@ -537,9 +533,7 @@ def test_added_non_special_token_pipelines(tmp_path, name, content):
         for skip in (False, True):
             dec = StreamDecoder(tok, skip_special_tokens=skip)
             out = "".join(run_steps(dec, ids)) + dec.finish()
-            assert (
-                out == ref.decode(ids, skip_special_tokens=skip) == tok.decode(ids, skip_special_tokens=skip)
-            )
+            assert out == ref.decode(ids, skip_special_tokens=skip) == tok.decode(ids, skip_special_tokens=skip)
 
 
 @pytest.mark.parametrize(
@@ -593,9 +587,7 @@ def test_numpy_and_bool_ids():
     assert StreamDecoder(tok).push(ids.tolist()) == "Hi 👋 there"
 
 
-@pytest.mark.parametrize(
-    "tid", ["o200k_base", "hf/mistral_7b_v1_tokenizer.json", "spm/mistral_7b_v1_tokenizer.model"]
-)
+@pytest.mark.parametrize("tid", ["o200k_base", "hf/mistral_7b_v1_tokenizer.json", "spm/mistral_7b_v1_tokenizer.model"])
 def test_fork_is_independent(tid):
     tok = fixture_tokenizer(tid)
     head = tok.encode("go 吾")[:-1]  # ends inside a character (or a byte run)
@@ -695,13 +687,9 @@ def _shape_tokenizer(shape: str, folder: str) -> tokstream.Tokenizer:
 @given(data=st.data())
 def test_other_decoder_shapes(tmp_path_factory, shape, data):
     tok = _shape_tokenizer(shape, str(tmp_path_factory.getbasetemp()))
-    pool = st.one_of(
-        st.integers(0, 600), st.sampled_from([259, 28705, 28723, 28742, 1, 2])
-    )  # bytes, ▁, ., ', <s>
+    pool = st.one_of(st.integers(0, 600), st.sampled_from([259, 28705, 28723, 28742, 1, 2]))  # bytes, ▁, ., ', <s>
     ids = data.draw(st.lists(pool, max_size=16))
-    check_joined(
-        tok, ids, eager=not shape.startswith("hold") and "strip_both" not in shape and "bpe" not in shape
-    )
+    check_joined(tok, ids, eager=not shape.startswith("hold") and "strip_both" not in shape and "bpe" not in shape)
     cut = data.draw(st.integers(0, len(ids)))
     dec = StreamDecoder(tok, prefix_ids=ids[:cut])
     out = dec.push(ids[cut:]) + dec.finish()

@@ -36,8 +36,11 @@ def _cuts(text: str, points) -> list[str]:
 def test_corpora_any_chunking(tid: str, read_corpus) -> None:
     tok = fixture_tokenizer(tid)
     rng = random.Random(tid)
-    for name, start in (("corpus_alice_in_wonderland_en.txt", 0), ("shakespeare_gutenberg_modern.txt", 50_000),
-                        ("corpus_wagahaiwa_nekodearu_ja.txt", 2_000)):
+    for name, start in (
+        ("corpus_alice_in_wonderland_en.txt", 0),
+        ("shakespeare_gutenberg_modern.txt", 50_000),
+        ("corpus_wagahaiwa_nekodearu_ja.txt", 2_000),
+    ):
         text = read_corpus(name)[start : start + 6_000]
         want = tok.encode(text)
         assert _stream(tok, text) == want  # one character per push

@@ -65,9 +65,7 @@ def test_pari_inside_paris(o200k, include_stop):
     ids = o200k.encode("The capital of France is Paris. It is big.")
     dec = StreamDecoder(o200k, stop="Pari", include_stop=include_stop)
     out = "".join(dec.step(i) for i in ids) + dec.finish()
-    assert (
-        out == dec.text == ("The capital of France is Pari" if include_stop else "The capital of France is ")
-    )
+    assert out == dec.text == ("The capital of France is Pari" if include_stop else "The capital of France is ")
     assert dec.stopped and dec.stop_reason == "Pari"
 
 

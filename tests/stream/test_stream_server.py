@@ -113,7 +113,10 @@ async def test_concurrent_clients(example: ModuleType, tok: tokstream.Tokenizer)
     prompts = [f"client {n} 👋" for n in range(6)]
     async with running(example) as port:
         results = await asyncio.gather(
-            *(example.fetch_events("127.0.0.1", port, "/generate?" + urlencode({"prompt": p, "stop": "User:"})) for p in prompts)
+            *(
+                example.fetch_events("127.0.0.1", port, "/generate?" + urlencode({"prompt": p, "stop": "User:"}))
+                for p in prompts
+            )
         )
     for prompt, events in zip(prompts, results):
         text = "".join(data for name, data in events if name == "message")

@@ -104,7 +104,10 @@ def test_same_corpus_same_fingerprint_in_another_process() -> None:
         f"t = train_bpe([open({str(path)!r}, encoding='utf-8').read()], 1000, special_tokens=['<|end|>']); "
         "print(t.fingerprint)"
     )
-    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout for _ in range(2)]
+    runs = [
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+        for _ in range(2)
+    ]
     here = train_bpe([path.read_text("utf-8")], 1000, special_tokens=["<|end|>"]).fingerprint
     assert runs[0].strip() == runs[1].strip() == here
 

@@ -141,9 +141,7 @@ def tiny_trainer(texts: list[str] = TINY, max_len: int = 16) -> tuple[_Trainer, 
 def pieces_of(trainer: _Trainer) -> dict[str, int]:
     """Alive pieces as ``{string: id}``."""
     spell = trainer.corpus.spell
-    return {
-        spell(int(trainer.rep[i]), int(trainer.plen[i])): int(i) for i in np.flatnonzero(trainer.alive)
-    }
+    return {spell(int(trainer.rep[i]), int(trainer.plen[i])): int(i) for i in np.flatnonzero(trainer.alive)}
 
 
 @pytest.mark.parametrize("max_len", [16, 3])
@@ -467,9 +465,9 @@ def test_small_corpus_gives_at_most_vocab_size() -> None:
 def test_vocab_size_too_small() -> None:
     # alphabet: ▁ h e l o w r d (8), plus <unk> and 2 specials
     train_unigram(["hello world"], 11, special_tokens=["<a>", "<b>"])
-    with pytest.raises(ValueError, match="vocab_size=10 is too small.*use at least 11"):
+    with pytest.raises(ValueError, match=r"vocab_size=10 is too small.*use at least 11"):
         train_unigram(["hello world"], 10, special_tokens=["<a>", "<b>"])
-    with pytest.raises(ValueError, match="vocab_size=200 is too small.*256 byte pieces"):
+    with pytest.raises(ValueError, match=r"vocab_size=200 is too small.*256 byte pieces"):
         train_unigram(["hello world"], 200, byte_fallback=True)
 
 
@@ -529,10 +527,20 @@ def spm_bytes_per_token(train: str, held: str, vocab_size: int) -> float:
         i = len(text) if j < 0 else j + 1
     model = io.BytesIO()
     spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(sentences), model_writer=model, model_type="unigram", vocab_size=vocab_size,
-        character_coverage=1.0, byte_fallback=False, normalization_rule_name="identity",
-        remove_extra_whitespaces=False, input_sentence_size=10**8, max_sentence_length=10**6,
-        bos_id=-1, eos_id=-1, num_threads=2, minloglevel=2,
+        sentence_iterator=iter(sentences),
+        model_writer=model,
+        model_type="unigram",
+        vocab_size=vocab_size,
+        character_coverage=1.0,
+        byte_fallback=False,
+        normalization_rule_name="identity",
+        remove_extra_whitespaces=False,
+        input_sentence_size=10**8,
+        max_sentence_length=10**6,
+        bos_id=-1,
+        eos_id=-1,
+        num_threads=2,
+        minloglevel=2,
     )
     sp = spm.SentencePieceProcessor(model_proto=model.getvalue())
     return len(held.encode("utf-8")) / len(sp.encode(held.replace("\n", newline)))

@@ -110,9 +110,7 @@ def test_vocab_equals_naive_trainer(corpus: str, pattern: str, min_frequency: in
     extra=st.integers(0, 60),
     min_frequency=st.integers(1, 3),
 )
-def test_vocab_equals_naive_trainer_on_generated_corpora(
-    texts: list[str], extra: int, min_frequency: int
-) -> None:
+def test_vocab_equals_naive_trainer_on_generated_corpora(texts: list[str], extra: int, min_frequency: int) -> None:
     counts = count_pretokens(texts, "o200k_base")
     assume(any(counts.values()))
     alphabet = 1 + 2 * len({ch for p in counts for ch in p if p})
@@ -154,9 +152,7 @@ def tokenizers_reference(tok, tmp_path: Path):  # type: ignore[no-untyped-def]
         ),
     ],
 )
-def test_saved_file_gives_tokenizers_the_same_ids(
-    train: str, held_out: str, vocab_size: int, tmp_path: Path
-) -> None:
+def test_saved_file_gives_tokenizers_the_same_ids(train: str, held_out: str, vocab_size: int, tmp_path: Path) -> None:
     tok = train_wordpiece([fixture_text(train)], vocab_size)
     ref = tokenizers_reference(tok, tmp_path)
     text = fixture_text(held_out)[:200_000]
@@ -186,9 +182,7 @@ def mixed_tokenizer():  # type: ignore[no-untyped-def]
 
 @hyp_settings(300)
 @given(text=adversarial_text(surrogates_ok=False))
-def test_generated_text_same_ids_as_tokenizers(
-    mixed_tokenizer, tmp_path_factory, text: str
-) -> None:  # type: ignore[no-untyped-def]
+def test_generated_text_same_ids_as_tokenizers(mixed_tokenizer, tmp_path_factory, text: str) -> None:  # type: ignore[no-untyped-def]
     assume("[UNK]" not in text)  # tokenizers always matches added tokens; we raise
     ref = _cached_reference(mixed_tokenizer, tmp_path_factory)
     ours, theirs = mixed_tokenizer.encode(text), ref.encode(text, add_special_tokens=False).ids
@@ -216,12 +210,8 @@ def test_round_trip_on_training_and_held_out_text(mixed_tokenizer) -> None:  # t
 
 
 @hyp_settings(300)
-@given(
-    texts=st.lists(adversarial_text(surrogates_ok=False), min_size=1, max_size=6), data=st.data()
-)
-def test_round_trip_of_text_made_of_training_characters(
-    texts: list[str], data: st.DataObject
-) -> None:
+@given(texts=st.lists(adversarial_text(surrogates_ok=False), min_size=1, max_size=6), data=st.data())
+def test_round_trip_of_text_made_of_training_characters(texts: list[str], data: st.DataObject) -> None:
     corpus = "".join(texts)
     assume(corpus and "[UNK]" not in corpus)
     tok = train_wordpiece(texts, 1 + 2 * len(set(corpus)) + 30, min_frequency=1)
@@ -301,9 +291,7 @@ def test_min_frequency_and_stopping_early() -> None:
 
 def test_progress_reports_merges() -> None:
     calls: list[tuple[int, int]] = []
-    tok = train_wordpiece(
-        [english()], 700, progress=lambda done, total: calls.append((done, total))
-    )
+    tok = train_wordpiece([english()], 700, progress=lambda done, total: calls.append((done, total)))
     start = 700 - calls[0][1]
     assert calls[-1] == (700 - start, 700 - start) and tok.n_vocab == 700
     assert [d for d, _ in calls] == sorted(d for d, _ in calls)
@@ -313,9 +301,7 @@ def test_progress_reports_merges() -> None:
 
 
 def test_vocab_size_too_small() -> None:
-    with pytest.raises(
-        ValueError, match=r"vocab_size=6 is too small: the alphabet needs 6 ids \(the 3 characters"
-    ):
+    with pytest.raises(ValueError, match=r"vocab_size=6 is too small: the alphabet needs 6 ids \(the 3 characters"):
         train_wordpiece(["abc"], 6)
 
 

@@ -253,8 +253,10 @@ class ChoiceConstraint(Constraint[_Choice]):
         if ended:
             return True
         # Without an EOS id, a complete option that no other option extends ends it.
-        return self.eos_id is None and done in self.options and not any(
-            o != done and o.startswith(done) for o in self.options
+        return (
+            self.eos_id is None
+            and done in self.options
+            and not any(o != done and o.startswith(done) for o in self.options)
         )
 
 

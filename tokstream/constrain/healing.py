@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import InvalidTokenIdError
-from .constraint import PrefixConstraint
 from ..vocab import VocabIndex
+from .constraint import PrefixConstraint
 
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer

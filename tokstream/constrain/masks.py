@@ -66,8 +66,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import InvalidTokenIdError
-from .constraint import Allowed, Constraint
 from ..vocab import Slice, VocabIndex
+from .constraint import Allowed, Constraint
 
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
@@ -529,7 +529,7 @@ class TokenMasker:
             w = out
         if small:
             if len(small) == 1:
-                (lo, hi), = small
+                ((lo, hi),) = small
                 np.bitwise_or.at(w, t.word[lo:hi], t.bit[lo:hi])
             else:
                 np.bitwise_or.at(

@@ -82,7 +82,6 @@ import numpy as np
 
 from ..errors import InvalidTokenIdError, TokstreamError
 
-
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
 

@@ -31,9 +31,9 @@ from ..models import model_from_json
 from ..models.base import Model
 from ..normalizers import normalizer_from_json
 from ..pipeline import Pipeline
-from . import gc_paused
 from ..pre_tokenizers import pre_tokenizer_from_json
 from ..processors import processor_from_json
+from . import gc_paused
 
 __all__ = ["STAGES", "pipeline_from_json", "read_hf_json", "write_hf_json"]
 
@@ -96,8 +96,7 @@ def pipeline_from_json(text: str | bytes, *, source: str = "tokenizer.json") -> 
             return _pipeline(data)
     except json.JSONDecodeError as e:
         raise TokenizerFileError(
-            f"{source}: not valid JSON at line {e.lineno}, column {e.colno} ({e.msg}); "
-            f"is the file truncated?"
+            f"{source}: not valid JSON at line {e.lineno}, column {e.colno} ({e.msg}); is the file truncated?"
         ) from e
     except NotImplementedError as e:
         raise NotImplementedError(f"{source}: {e}") from None

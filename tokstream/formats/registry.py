@@ -22,7 +22,7 @@ from .tiktoken import check_sha256, parse_ranks
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
 
-__all__ = ["ENCODINGS", "ALIASES", "DEFAULT", "known_names", "load", "load_embedded"]
+__all__ = ["ALIASES", "DEFAULT", "ENCODINGS", "known_names", "load", "load_embedded"]
 
 _ENDOFTEXT = "<|endoftext|>"
 
@@ -87,9 +87,7 @@ def load_embedded(name: str) -> Tokenizer:
 
     canonical = ALIASES.get(name, name)
     if canonical not in ENCODINGS:
-        raise UnknownTokenizerError(
-            f"unknown tokenizer {name!r}; known names: {', '.join(known_names())}"
-        )
+        raise UnknownTokenizerError(f"unknown tokenizer {name!r}; known names: {', '.join(known_names())}")
     with _lock:
         tok = _loaded.get(canonical)
         if tok is None:
@@ -123,9 +121,7 @@ def load(name_or_path: str | os.PathLike[str]) -> Tokenizer:
     """
     from ..tokenizer import Tokenizer
 
-    if isinstance(name_or_path, str) and (
-        name_or_path in ENCODINGS or name_or_path in ALIASES
-    ):
+    if isinstance(name_or_path, str) and (name_or_path in ENCODINGS or name_or_path in ALIASES):
         return load_embedded(name_or_path)
     path = os.fspath(name_or_path)
     if not isinstance(path, str):
@@ -136,9 +132,7 @@ def load(name_or_path: str | os.PathLike[str]) -> Tokenizer:
         looks_like_path = os.sep in path or "." in os.path.basename(path)
         if looks_like_path:
             raise TokenizerFileError(f"no such tokenizer file: {path!r}")
-        raise UnknownTokenizerError(
-            f"unknown tokenizer {path!r}; known names: {', '.join(known_names())}"
-        )
+        raise UnknownTokenizerError(f"unknown tokenizer {path!r}; known names: {', '.join(known_names())}")
     base = os.path.basename(path)
     if base.endswith(".tiktoken"):
         stem = base[: -len(".tiktoken")]
@@ -167,11 +161,7 @@ def load(name_or_path: str | os.PathLike[str]) -> Tokenizer:
 
 
 def _find_in_folder(folder: str) -> str:
-    candidates = sorted(
-        f for f in os.listdir(folder) if f == "tokenizer.json" or f.endswith((".tiktoken", ".model"))
-    )
+    candidates = sorted(f for f in os.listdir(folder) if f == "tokenizer.json" or f.endswith((".tiktoken", ".model")))
     if not candidates:
-        raise TokenizerFileError(
-            f"{folder!r} holds no tokenizer.json, .tiktoken or .model file"
-        )
+        raise TokenizerFileError(f"{folder!r} holds no tokenizer.json, .tiktoken or .model file")
     return os.path.join(folder, candidates[0])

@@ -222,13 +222,10 @@ _NORMALIZER_BASE: Final = [
 ]
 # normalizer_spec lands in SentencePieceModel (``name`` as ``normalizer_name``) ...
 _NORMALIZER_FIELDS: Final[_Schema] = {
-    number: (name, kind, "normalizer_name" if name == "name" else name)
-    for number, name, kind in _NORMALIZER_BASE
+    number: (name, kind, "normalizer_name" if name == "name" else name) for number, name, kind in _NORMALIZER_BASE
 }
 # ... denormalizer_spec in a NormalizerSpec.
-_DENORMALIZER_FIELDS: Final[_Schema] = {
-    number: (name, kind, name) for number, name, kind in _NORMALIZER_BASE
-}
+_DENORMALIZER_FIELDS: Final[_Schema] = {number: (name, kind, name) for number, name, kind in _NORMALIZER_BASE}
 
 _PIECE_TYPES: Final = {int(t): t for t in PieceType}
 # sentencepiece's ByteToPiece: "<0x%02X>", upper-case hex.
@@ -263,9 +260,7 @@ def _past(end: int, size: int, parent: str) -> str:
 # ``path`` of the value for error messages and the ``parent`` path of its message.
 
 
-def _read_varint(
-    data: bytes, pos: int, end: int, source: str, path: str, parent: str
-) -> tuple[int, int]:
+def _read_varint(data: bytes, pos: int, end: int, source: str, path: str, parent: str) -> tuple[int, int]:
     """The varint at ``pos`` and the position after it."""
     if pos < end and data[pos] < 0x80:
         return data[pos], pos + 1
@@ -300,9 +295,7 @@ def _read_tag(data: bytes, pos: int, end: int, source: str, parent: str) -> tupl
     return number, wire, after
 
 
-def _read_length(
-    data: bytes, pos: int, end: int, source: str, path: str, parent: str
-) -> tuple[int, int]:
+def _read_length(data: bytes, pos: int, end: int, source: str, path: str, parent: str) -> tuple[int, int]:
     """The length prefix at ``pos``: ``(payload start, payload end)``."""
     length, start = _read_varint(data, pos, end, source, path, parent)
     if start + length > end:
@@ -310,20 +303,19 @@ def _read_length(
     return start, start + length
 
 
-def _read_fixed(data: bytes, pos: int, width: int, end: int, source: str, path: str,
-                parent: str) -> int:
+def _read_fixed(data: bytes, pos: int, width: int, end: int, source: str, path: str, parent: str) -> int:
     """Check that a ``width``-byte value fits at ``pos``; returns the position after it."""
     if pos + width > end:
         _fail(
-            source, pos, path,
+            source,
+            pos,
+            path,
             f"{width * 8}-bit value runs past {_past(end, len(data), parent)}",
         )
     return pos + width
 
 
-def _skip_field(
-    data: bytes, wire: int, pos: int, end: int, source: str, path: str, parent: str
-) -> int:
+def _skip_field(data: bytes, wire: int, pos: int, end: int, source: str, path: str, parent: str) -> int:
     """Skip the payload of a field the schema does not hold; returns the position after it."""
     if wire == _VARINT:
         return _read_varint(data, pos, end, source, path, parent)[1]
@@ -367,7 +359,9 @@ def _read_message(
         expected = _KIND_WIRE[kind]
         if wire != expected:
             _fail(
-                source, tag_pos, fpath,
+                source,
+                tag_pos,
+                fpath,
                 f"field {number} ({_KIND_NAME[kind]}) has wire type {wire} "
                 f"({_WIRE_NAME[wire]}), expected {expected} ({_WIRE_NAME[expected]})",
             )
@@ -483,7 +477,9 @@ def _read_piece(data: bytes, start: int, stop: int, pieces: _Pieces, source: str
     text = values.get("piece", "")
     if not text:
         _fail(
-            source, start, f"{path}.piece",
+            source,
+            start,
+            f"{path}.piece",
             "the piece is empty or missing (sentencepiece: 'piece must not be empty.')",
         )
     pieces.texts.append(text)
@@ -515,8 +511,7 @@ def _check_pieces(pieces: _Pieces, byte_fallback: bool, source: str) -> None:
     n_unknown = types.count(PieceType.UNKNOWN)
     if n_unknown == 0:
         raise TokenizerFileError(
-            f"{source}: no piece has type UNKNOWN; a model needs exactly one "
-            f"(sentencepiece: 'unk is not defined.')"
+            f"{source}: no piece has type UNKNOWN; a model needs exactly one (sentencepiece: 'unk is not defined.')"
         )
     if n_unknown > 1:
         first = types.index(PieceType.UNKNOWN)
@@ -605,7 +600,9 @@ def parse_sentencepiece(data: bytes, source: str = "<bytes>") -> SentencePieceMo
                 path = _SUBMESSAGES[number][0]
             if wire != _LEN:
                 _fail(
-                    source, pos, path,
+                    source,
+                    pos,
+                    path,
                     f"field {number} (a message) has wire type {wire} ({_WIRE_NAME[wire]}), "
                     f"expected 2 (length-delimited)",
                 )
@@ -622,7 +619,9 @@ def parse_sentencepiece(data: bytes, source: str = "<bytes>") -> SentencePieceMo
         if number not in specs:
             name = _SUBMESSAGES[number][0]
             _fail(
-                source, size, name,
+                source,
+                size,
+                name,
                 f"the file ends without {name}, which sentencepiece always writes after the "
                 f"pieces ({len(pieces.texts)} read); the file looks truncated",
             )
@@ -648,7 +647,5 @@ def read_sentencepiece(path: str | os.PathLike[str]) -> SentencePieceModel:
         with open(source, "rb") as f:
             data = f.read()
     except OSError as e:
-        raise TokenizerFileError(
-            f"cannot read sentencepiece model {source!r}: {e.strerror}"
-        ) from e
+        raise TokenizerFileError(f"cannot read sentencepiece model {source!r}: {e.strerror}") from e
     return parse_sentencepiece(data, os.path.basename(source))

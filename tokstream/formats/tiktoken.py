@@ -13,6 +13,7 @@ import hashlib
 import os
 import re
 import sys
+
 from ..errors import HashMismatchError, TokenizerFileError
 from . import gc_paused
 
@@ -34,8 +35,7 @@ def check_sha256(data: bytes, expected: str, source: str) -> None:
     got = hashlib.sha256(data).hexdigest()
     if got != expected.lower():
         raise HashMismatchError(
-            f"{source}: sha256 {got[:12]}..., expected {expected[:12]}...; "
-            f"damaged file or another version?"
+            f"{source}: sha256 {got[:12]}..., expected {expected[:12]}...; damaged file or another version?"
         )
 
 
@@ -62,8 +62,7 @@ def parse_ranks(data: bytes, source: str) -> dict[bytes, int]:
                 if data and not data.endswith(b"\n") and n_lines:
                     # A file cut mid-line can still parse; require the final newline.
                     raise TokenizerFileError(
-                        f"{source}, line {len(lines)}: no newline at the end; "
-                        f"the file looks truncated"
+                        f"{source}, line {len(lines)}: no newline at the end; the file looks truncated"
                     )
                 return ranks
     _raise_first_bad_line(lines, source)
@@ -79,9 +78,7 @@ def _raise_first_bad_line(lines: list[bytes], source: str) -> None:
         fields = line.split()
         where = f"{source}, line {lineno}"
         if len(fields) != 2:
-            raise TokenizerFileError(
-                f"{where}: expected '<base64 token> <rank>', got {line[:60]!r}"
-            )
+            raise TokenizerFileError(f"{where}: expected '<base64 token> <rank>', got {line[:60]!r}")
         try:
             token = _b64decode(fields[0])
         except binascii.Error as e:
@@ -98,9 +95,7 @@ def _raise_first_bad_line(lines: list[bytes], source: str) -> None:
                 f"(line {seen_ranks[seen_tokens[token]]})"
             )
         if rank in seen_ranks:
-            raise TokenizerFileError(
-                f"{where}: duplicate rank {rank} (first on line {seen_ranks[rank]})"
-            )
+            raise TokenizerFileError(f"{where}: duplicate rank {rank} (first on line {seen_ranks[rank]})")
         seen_tokens[token] = rank
         seen_ranks[rank] = lineno
 

@@ -26,7 +26,6 @@ from enum import Enum
 from typing import ClassVar
 
 from ..byte_level import proxies_to_bytes
-
 from ..json_fields import Build, JsonObject
 
 __all__ = ["ByteEncoder", "Model", "Spelling"]
@@ -76,8 +75,7 @@ class Model(ABC):
         """Build from a ``tokenizer.json`` ``"model"`` object (``path`` names it in
         errors). This default: the class has no JSON form of its own."""
         raise NotImplementedError(
-            f"{cls.__name__} has no tokenizer.json type of its own: read what its to_json "
-            f"writes with model_from_json"
+            f"{cls.__name__} has no tokenizer.json type of its own: read what its to_json writes with model_from_json"
         )
 
     @abstractmethod

@@ -86,22 +86,22 @@ class BPE(Model):
     type_name = "BPE"
 
     __slots__ = (
-        "vocab",
-        "_lefts",
-        "_rights",
-        "unk_token",
-        "byte_fallback",
-        "fuse_unk",
-        "ignore_merges",
-        "continuing_subword_prefix",
-        "end_of_word_suffix",
-        "dropout",
-        "_pair_ids",
-        "_pairs",
-        "_stride",
-        "_unk_id",
         "_byte_ids",
         "_byte_level",
+        "_lefts",
+        "_pair_ids",
+        "_pairs",
+        "_rights",
+        "_stride",
+        "_unk_id",
+        "byte_fallback",
+        "continuing_subword_prefix",
+        "dropout",
+        "end_of_word_suffix",
+        "fuse_unk",
+        "ignore_merges",
+        "unk_token",
+        "vocab",
     )
 
     def __init__(
@@ -163,7 +163,7 @@ class BPE(Model):
         ids = vocab.values()
         if vocab and not (min(ids) >= 0 and max(ids) < MAX_ID):
             raise ValueError(f"{where}.vocab: ids must be in [0, 2**32), as tokenizers' (u32)")
-        self._stride = stride = max(ids, default=0) + 1
+        self._stride = max(ids, default=0) + 1
         # The merges are checked (and their ids found) now; the dict the merge loop
         # reads is built from those ids on first use (``_pair_dict``).
         self._lefts, self._rights, self._pair_ids = _merge_ids_of(

@@ -145,9 +145,7 @@ class Unigram(Model):
         byte_fallback: bool = False,
     ) -> None:
         if isinstance(vocab, (str, bytes)) or not isinstance(vocab, Sequence):
-            raise TypeError(
-                f"vocab must be a list of (piece, score) pairs, got {type(vocab).__name__}"
-            )
+            raise TypeError(f"vocab must be a list of (piece, score) pairs, got {type(vocab).__name__}")
         if unk_id is not None and (isinstance(unk_id, bool) or not isinstance(unk_id, int)):
             raise TypeError(f"unk_id must be an int or None, got {unk_id!r}")
         if not isinstance(byte_fallback, bool):
@@ -176,9 +174,7 @@ class Unigram(Model):
                     f"unknown piece (or pass unk_id=None)"
                 )
             if not 0 <= unk_id < len(own):
-                raise TokstreamError(
-                    f"unk_id={unk_id} is out of range for a vocabulary of {len(own)} pieces"
-                )
+                raise TokstreamError(f"unk_id={unk_id} is out of range for a vocabulary of {len(own)} pieces")
 
         pieces: dict[str, int] = {}
         min_score = math.inf
@@ -351,9 +347,7 @@ class Unigram(Model):
         out.reverse()
         return out
 
-    def _emit_unknown(
-        self, piece: str, start: int, end: int, out_reversed: list[tuple[int, int, int]]
-    ) -> None:
+    def _emit_unknown(self, piece: str, start: int, end: int, out_reversed: list[tuple[int, int, int]]) -> None:
         """Append the tokens of the fused unknown text ``piece[start:end]``, reversed."""
         text = piece[start:end]
         token_id = self._pieces.get(text)
@@ -521,9 +515,7 @@ class Unigram(Model):
                 for start, token_id, score in ends[end]
                 for rank, prev in enumerate(best[start])
             ]
-            best[end] = nlargest(n, cands, key=_first) if len(cands) > n else sorted(
-                cands, key=_first, reverse=True
-            )
+            best[end] = nlargest(n, cands, key=_first) if len(cands) > n else sorted(cands, key=_first, reverse=True)
         if not best[length]:
             raise self._no_path(piece)
         results: list[tuple[tuple[int, ...], float]] = []
@@ -593,10 +585,7 @@ class Unigram(Model):
     # ------------------------------------------------------------------ plumbing
 
     def __repr__(self) -> str:
-        return (
-            f"Unigram(vocab_size={len(self._vocab)}, unk_id={self._unk_id}, "
-            f"byte_fallback={self._byte_fallback})"
-        )
+        return f"Unigram(vocab_size={len(self._vocab)}, unk_id={self._unk_id}, byte_fallback={self._byte_fallback})"
 
     def __reduce__(self) -> tuple[object, tuple[object, ...]]:
         # Pickle the vocabulary only; the prefix table is rebuilt on load.

@@ -113,21 +113,11 @@ class WordPiece(Model):
         if not isinstance(unk_token, str):
             raise TypeError(f"unk_token must be a str, got {type(unk_token).__name__}")
         if not isinstance(continuing_subword_prefix, str):
-            raise TypeError(
-                "continuing_subword_prefix must be a str, got "
-                f"{type(continuing_subword_prefix).__name__}"
-            )
-        if isinstance(max_input_chars_per_word, bool) or not isinstance(
-            max_input_chars_per_word, int
-        ):
-            raise TypeError(
-                "max_input_chars_per_word must be an int, got "
-                f"{type(max_input_chars_per_word).__name__}"
-            )
+            raise TypeError(f"continuing_subword_prefix must be a str, got {type(continuing_subword_prefix).__name__}")
+        if isinstance(max_input_chars_per_word, bool) or not isinstance(max_input_chars_per_word, int):
+            raise TypeError(f"max_input_chars_per_word must be an int, got {type(max_input_chars_per_word).__name__}")
         if max_input_chars_per_word < 0:
-            raise TokstreamError(
-                f"max_input_chars_per_word must be >= 0, got {max_input_chars_per_word}"
-            )
+            raise TokstreamError(f"max_input_chars_per_word must be >= 0, got {max_input_chars_per_word}")
         own: dict[str, int] = {}
         for token, token_id in vocab.items():
             if not isinstance(token, str):
@@ -135,9 +125,7 @@ class WordPiece(Model):
             if isinstance(token_id, bool) or not isinstance(token_id, int):
                 raise TypeError(f"vocab[{token!r}] must be an int id, got {token_id!r}")
             if not 0 <= token_id < MAX_ID:
-                raise TokstreamError(
-                    f"vocab[{token!r}] = {token_id} is not a valid id (0 <= id < 2**32)"
-                )
+                raise TokstreamError(f"vocab[{token!r}] = {token_id} is not a valid id (0 <= id < 2**32)")
             own[token] = token_id
         unk_id = own.get(unk_token)
         if unk_id is None:
@@ -150,11 +138,7 @@ class WordPiece(Model):
         self._vocab = own
         self._first = prefix_table(own)
         self._cont = prefix_table(
-            {
-                token[cut:]: token_id
-                for token, token_id in own.items()
-                if token.startswith(continuing_subword_prefix)
-            }
+            {token[cut:]: token_id for token, token_id in own.items() if token.startswith(continuing_subword_prefix)}
         )
         self._unk_id = unk_id
         self._unk = (unk_id,)
@@ -322,9 +306,7 @@ class WordPiece(Model):
         prefix = field(o, "continuing_subword_prefix", str, path)
         max_chars = field(o, "max_input_chars_per_word", int, path)
         if max_chars < 0:
-            raise error(
-                f"{path}.max_input_chars_per_word", f"expected a non-negative integer, got {max_chars!r}"
-            )
+            raise error(f"{path}.max_input_chars_per_word", f"expected a non-negative integer, got {max_chars!r}")
         vocab = token_ids(o, "vocab", path)
         if unk_token not in vocab:
             raise error(

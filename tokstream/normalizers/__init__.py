@@ -137,8 +137,20 @@ __all__ = [
 JSON_TYPES: Final[Mapping[str, type[Normalizer]]] = {
     cls.type_name: cls
     for cls in (
-        NFC, NFD, NFKC, NFKD, Lowercase, StripAccents, BertNormalizer, Precompiled,
-        Prepend, Replace, Strip, Nmt, ByteLevel, Sequence,
+        NFC,
+        NFD,
+        NFKC,
+        NFKD,
+        Lowercase,
+        StripAccents,
+        BertNormalizer,
+        Precompiled,
+        Prepend,
+        Replace,
+        Strip,
+        Nmt,
+        ByteLevel,
+        Sequence,
     )
 }
 

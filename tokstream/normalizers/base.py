@@ -29,7 +29,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from typing import ClassVar
 
-from ..json_fields import Build, JsonObject
+from ..json_fields import Build, JsonObject, fieldless
 
 Spans = list[tuple[int, int]]
 
@@ -45,9 +45,7 @@ def parse_ranges(spec: str) -> list[tuple[int, int]]:
 
 def char_class(ranges: Iterable[tuple[int, int]]) -> str:
     """A regex character class (for ``re`` and ``regex``) holding the given ranges."""
-    body = "".join(
-        f"\\U{a:08X}" if a == b else f"\\U{a:08X}-\\U{b:08X}" for a, b in ranges
-    )
+    body = "".join(f"\\U{a:08X}" if a == b else f"\\U{a:08X}-\\U{b:08X}" for a, b in ranges)
     return f"[{body}]"
 
 
@@ -220,9 +218,4 @@ class Normalizer(ABC):
         """Build from its ``tokenizer.json`` object (``path`` names it in errors;
         ``build`` makes a ``Sequence``'s members). This default serves the types with no
         fields; a class with no ``type_name`` has no JSON form of its own."""
-        if getattr(cls, "type_name", None) is None:
-            raise NotImplementedError(
-                f"{cls.__name__} has no tokenizer.json type of its own: read what its "
-                f"to_json writes with normalizer_from_json"
-            )
-        return cls()
+        return fieldless(cls, "normalizer_from_json")

@@ -23,10 +23,10 @@ from typing import Final
 from ..json_fields import Build, JsonObject, field
 from ._tables import BERT_CONTROLS, BERT_NONSPACING_MARKS
 from .base import (
+    CharSet,
     Normalizer,
     Spans,
     char_class,
-    CharSet,
     compose_spans,
     has_astral,
     identity_spans,
@@ -37,12 +37,19 @@ from .unicode import nf, nf_aligned
 
 # What clean_text turns into " " (Rust's char::is_whitespace), after the removals:
 # U+000B, U+000C, U+0085 are White_Space but also Cc, so they are removed first.
-_BERT_SPACES: Final = "\t\n\r\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+_BERT_SPACES: Final = (
+    "\t\n\r\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
 
 # BERT's "Chinese characters": the CJK blocks of bert.rs's is_chinese_char.
 _BERT_CJK: Final = [
-    (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x20000, 0x2A6DF),
-    (0x2A700, 0x2B81F), (0x2B920, 0x2CEAF), (0x2F800, 0x2FA1F),
+    (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF),
+    (0xF900, 0xFAFF),
+    (0x20000, 0x2A6DF),
+    (0x2A700, 0x2B81F),
+    (0x2B920, 0x2CEAF),
+    (0x2F800, 0x2FA1F),
 ]
 
 _BERT_MN_CHARS: Final = CharSet(BERT_NONSPACING_MARKS)

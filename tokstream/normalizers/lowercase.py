@@ -22,7 +22,7 @@ import re
 from typing import Final
 
 from ._tables import LOWER_ADDED
-from .base import Normalizer, Spans, CharSet, identity_spans
+from .base import CharSet, Normalizer, Spans, identity_spans
 
 
 def _lower_fixes() -> dict[int, str]:

@@ -31,7 +31,7 @@ import regex
 
 from ..errors import TokstreamError
 from ..json_fields import Build, JsonObject, error, field
-from .base import Normalizer, Spans, CharSet
+from .base import CharSet, Normalizer, Spans
 
 # Two characters that may start one extended grapheme cluster (UAX #29's no-break
 # rules for a cluster's first two characters, loosened: a superset is harmless).
@@ -142,15 +142,15 @@ class Precompiled(Normalizer):
         "_charsmap",
         "_children_index",
         "_cluster_cache",
-        "continued",
         "_first",
-        "mapped",
-        "odd",
         "_root",
-        "strings",
-        "table",
         "_units",
         "_values",
+        "continued",
+        "mapped",
+        "odd",
+        "strings",
+        "table",
     )
     type_name = "Precompiled"
 
@@ -198,9 +198,7 @@ class Precompiled(Normalizer):
         try:
             self.strings.decode("utf-8")
         except UnicodeDecodeError as e:
-            raise TokstreamError(
-                f"precompiled_charsmap: the normalized strings are not UTF-8 ({e})"
-            ) from None
+            raise TokstreamError(f"precompiled_charsmap: the normalized strings are not UTF-8 ({e})") from None
         self._root = _unit_offset(self._units[0])
         # Children of each node by reverse lookup (a unit labelled c at index i is the
         # child of the node whose base is i ^ c): one numpy pass instead of 255 probes
@@ -234,9 +232,7 @@ class Precompiled(Normalizer):
         try:
             value = self.strings[offset : end if end >= 0 else None].decode("utf-8")
         except UnicodeDecodeError:
-            raise TokstreamError(
-                f"precompiled_charsmap: replacement offset {offset} is not at a character"
-            ) from None
+            raise TokstreamError(f"precompiled_charsmap: replacement offset {offset} is not at a character") from None
         self._values[offset] = value
         return value
 

@@ -33,7 +33,7 @@ from collections.abc import Iterable
 from itertools import accumulate
 
 from ..errors import TokstreamError, unsavable
-from .base import Normalizer, CharSet, has_astral
+from .base import CharSet, Normalizer, has_astral
 from .precompiled import Precompiled, cp_ranges, utf8_length
 from .prepend import Prepend
 from .replace import Replace
@@ -45,6 +45,7 @@ Spans = list[tuple[int, int]]
 
 _SPACE = "\u2581"
 _SPACE_RUNS = re.compile(" {2,}")
+
 
 class _OddKey(Exception):
     """A charsmap key ended inside a character: only the byte-level path is exact."""
@@ -114,9 +115,7 @@ class SentencePieceNormalizer(Normalizer):
         # "collapse runs of spaces, strip the ends" only when no piece holds two
         # spaces in a row (a piece keeps its inner spaces).
         self._bytewise = odd or b"  " in pre.strings or any("  " in u for u in self.user_defined)
-        self._user_re = (
-            re.compile("|".join(re.escape(u) for u in self.user_defined)) if self.user_defined else None
-        )
+        self._user_re = re.compile("|".join(re.escape(u) for u in self.user_defined)) if self.user_defined else None
         # Where the scan leaves the one-character table: a user-defined symbol or a
         # follower. As in normalizers.base.CharSet, the astral followers (a slow part of a
         # re class) are only searched for in text that has astral characters.
@@ -134,8 +133,10 @@ class SentencePieceNormalizer(Normalizer):
         rules = {c: v for c, v in pre.table.items() if c.isascii()}
         self._ascii: tuple[bytes, bytes] | None = None
         self._ascii_quiet = not any(c.isprintable() for c in rules)
-        if not self.user_defined and not any(c.isascii() for c in followers) and all(
-            v.isascii() and len(v) <= 1 for v in rules.values()
+        if (
+            not self.user_defined
+            and not any(c.isascii() for c in followers)
+            and all(v.isascii() and len(v) <= 1 for v in rules.values())
         ):
             table = bytearray(range(256))
             for c, v in rules.items():
@@ -412,9 +413,7 @@ class SentencePieceNormalizer(Normalizer):
                 "'fi' there, 'fí' here",
             )
         if self.suffix:
-            raise unsavable(
-                "treat_whitespace_as_suffix", "tokenizers has no normalizer that appends the dummy '▁'"
-            )
+            raise unsavable("treat_whitespace_as_suffix", "tokenizers has no normalizer that appends the dummy '▁'")
         if self.user_defined:
             raise unsavable(
                 "user-defined pieces",

@@ -59,5 +59,7 @@ class Sequence(Normalizer):
         return f"Sequence({list(self.normalizers)!r})"
 
     @classmethod
-    def from_json(cls, obj: JsonObject, path: str = "normalizer", *, build: Build[Normalizer] | None = None) -> Sequence:
+    def from_json(
+        cls, obj: JsonObject, path: str = "normalizer", *, build: Build[Normalizer] | None = None
+    ) -> Sequence:
         return cls(members(obj, "normalizers", path, build))

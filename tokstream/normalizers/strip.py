@@ -17,7 +17,7 @@ from typing import Final
 
 from ..json_fields import Build, JsonObject, field
 from ._tables import STRIP_ACCENTS_MARKS
-from .base import Normalizer, Spans, CharSet, identity_spans, remove_aligned
+from .base import CharSet, Normalizer, Spans, identity_spans, remove_aligned
 
 # Unicode White_Space, what Rust's str::trim removes (Strip). Not str.strip(), whose
 # whitespace also has U+001C..U+001F.

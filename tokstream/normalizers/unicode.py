@@ -29,7 +29,7 @@ import unicodedata
 from typing import ClassVar, Final, Literal
 
 from ._tables import NF_PROTECTED
-from .base import Normalizer, Spans, char_class, CharSet, identity_spans
+from .base import CharSet, Normalizer, Spans, char_class, identity_spans
 
 _Form = Literal["NFC", "NFD", "NFKC", "NFKD"]
 
@@ -73,9 +73,7 @@ def nf_aligned(form: _Form, text: str) -> tuple[str, Spans]:
 _REFINE_MAX: Final = 32
 
 
-def _nf_run_aligned(
-    form: _Form, text: str, a: int, b: int, out: list[str], spans: Spans
-) -> None:
+def _nf_run_aligned(form: _Form, text: str, a: int, b: int, out: list[str], spans: Spans) -> None:
     """Normalize ``text[a:b]`` (no protected character), appending output and spans.
 
     The run is cut into chunks that normalize independently: a chunk starts at each
@@ -211,11 +209,25 @@ class NFKD(_UnicodeForm):
 # ------------------------------------------------------------------------------- Nmt
 
 _NMT_REMOVED: Final = [
-    *range(0x01, 0x09), 0x0B, *range(0x0E, 0x20), 0x7F, 0x8F, 0x9F,
+    *range(0x01, 0x09),
+    0x0B,
+    *range(0x0E, 0x20),
+    0x7F,
+    0x8F,
+    0x9F,
 ]
 _NMT_SPACES: Final = [
-    0x09, 0x0A, 0x0C, 0x0D, 0x1680, *range(0x200B, 0x2010), 0x2028, 0x2029, 0x2581,
-    0xFEFF, 0xFFFD,
+    0x09,
+    0x0A,
+    0x0C,
+    0x0D,
+    0x1680,
+    *range(0x200B, 0x2010),
+    0x2028,
+    0x2029,
+    0x2581,
+    0xFEFF,
+    0xFFFD,
 ]
 
 _NMT_TABLE: Final[dict[int, str | None]] = {

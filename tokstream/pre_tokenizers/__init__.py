@@ -43,7 +43,6 @@ from .bert import BertPreTokenizer
 from .byte_level import ByteLevel
 from .digits import Digits
 from .metaspace import Metaspace
-
 from .patterns import (
     PATTERNS,
     known_pattern,
@@ -86,8 +85,15 @@ __all__ = [
 JSON_TYPES: Final[Mapping[str, type[PreTokenizer]]] = {
     cls.type_name: cls
     for cls in (
-        ByteLevel, Split, Metaspace, Whitespace, WhitespaceSplit, BertPreTokenizer, Digits,
-        Punctuation, Sequence,
+        ByteLevel,
+        Split,
+        Metaspace,
+        Whitespace,
+        WhitespaceSplit,
+        BertPreTokenizer,
+        Digits,
+        Punctuation,
+        Sequence,
     )
 }
 

@@ -29,7 +29,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar
 
-from ..json_fields import Build, JsonObject
+from ..json_fields import Build, JsonObject, fieldless
 from ..stability import NO_CUT, Cut
 
 if TYPE_CHECKING:
@@ -82,12 +82,7 @@ class PreTokenizer(ABC):
         """Build from its ``tokenizer.json`` object (``path`` names it in errors;
         ``build`` makes a ``Sequence``'s members). This default serves the types with no
         fields."""
-        if getattr(cls, "type_name", None) is None:
-            raise NotImplementedError(
-                f"{cls.__name__} has no tokenizer.json type of its own: read what its "
-                f"to_json writes with pre_tokenizer_from_json"
-            )
-        return cls()
+        return fieldless(cls, "pre_tokenizer_from_json")
 
     # ------------------------------------------------------------- declarations
 
@@ -119,9 +114,7 @@ def split_spans(text: str, spans: list[tuple[int, int]], behavior: str, invert: 
     return [text[a:b] for a, b in split_ranges(text, spans, behavior, invert)]
 
 
-def split_ranges(
-    text: str, spans: list[tuple[int, int]], behavior: str, invert: bool
-) -> list[tuple[int, int]]:
+def split_ranges(text: str, spans: list[tuple[int, int]], behavior: str, invert: bool) -> list[tuple[int, int]]:
     """The non-empty ``(start, end)`` ranges of the pieces ``split_spans`` returns."""
     marks: list[tuple[int, int, bool]] = []
     pos = 0
@@ -189,9 +182,7 @@ def inserted_spans(spans: list[tuple[int, int]], count: int) -> list[tuple[int, 
     return [(start, start)] * count
 
 
-def located_spans(
-    pre_tokenize: Callable[[list[str]], list[str]], pieces: list[SpannedPiece]
-) -> list[SpannedPiece]:
+def located_spans(pre_tokenize: Callable[[list[str]], list[str]], pieces: list[SpannedPiece]) -> list[SpannedPiece]:
     """``pre_tokenize_spans`` for a pre-tokenizer that only cuts its pieces (and may drop
     text between them): each output piece is looked up, in order, in the input pieces.
 

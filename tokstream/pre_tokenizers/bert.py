@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from ._tables import PUNCT
 from ..stability import Cut, CutKind
+from ._tables import PUNCT
 from .base import PreTokenizer, SpannedPiece, sliced
 
 # Unicode's White_Space property (Rust's char::is_whitespace), stable since Unicode 6.3.

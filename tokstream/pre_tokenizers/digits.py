@@ -37,9 +37,7 @@ class Digits(PreTokenizer):
         return [
             s
             for piece in pieces
-            for s in sliced(
-                piece, split_ranges(piece[0], [m.span() for m in finditer(piece[0])], "Isolated", False)
-            )
+            for s in sliced(piece, split_ranges(piece[0], [m.span() for m in finditer(piece[0])], "Isolated", False))
         ]
 
     def to_json(self) -> dict[str, object]:

@@ -12,7 +12,7 @@ Not handled: the ``add_prefix_space`` field of ``tokenizer.json`` files written 
 
 from __future__ import annotations
 
-from ..json_fields import Build, JsonObject, field
+from ..json_fields import Build, JsonObject, MetaspaceFields
 from ..stability import NO_CUT, Cut, CutKind
 from .base import (
     PreTokenizer,
@@ -82,17 +82,13 @@ class Metaspace(PreTokenizer):
         return out
 
     def to_json(self) -> dict[str, object]:
-        return {"type": "Metaspace", "replacement": self.replacement, "prepend_scheme": self.prepend_scheme, "split": self.split}
+        return MetaspaceFields(self.replacement, self.prepend_scheme, self.split).to_json()
 
     @classmethod
     def from_json(
         cls, obj: JsonObject, path: str = "pre_tokenizer", *, build: Build[PreTokenizer] | None = None
     ) -> Metaspace:
-        return cls(
-            replacement=field(obj, "replacement", str, path, "\u2581"),
-            prepend_scheme=field(obj, "prepend_scheme", str, path, "always"),
-            split=field(obj, "split", bool, path, True),
-        )
+        return cls(**MetaspaceFields.from_json(obj, path)._asdict())
 
 
 def _find_all(text: str, sub: str) -> list[int]:

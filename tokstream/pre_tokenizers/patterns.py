@@ -69,15 +69,12 @@ PATTERNS: Final[dict[str, str]] = {
 }
 
 # The GPT-2 pattern as tokenizers' ByteLevel writes it (no possessive quantifiers).
-BYTE_LEVEL_PATTERN: Final = (
-    r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
-)
+BYTE_LEVEL_PATTERN: Final = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 
 # Patterns for which the space cut described in the module docstring is proven safe.
 # Each also matches every character, so findall drops nothing (tokenizers' Split keeps
 # unmatched text as pieces; for these there is none).
 SPACE_SAFE_PATTERNS: Final = frozenset({_GPT2, _CL100K, _O200K, _LLAMA3, BYTE_LEVEL_PATTERN})
-
 
 
 def splits_last_space_apart(pattern: str) -> bool:

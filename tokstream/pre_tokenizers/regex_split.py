@@ -62,11 +62,9 @@ class RegexSplit(PreTokenizer):
     backtracking blow-up). ``cut`` is one stdlib ``re.split``.
     """
 
-    __slots__ = ("pattern", "_regex", "space_safe", "findall", "findall_ascii", "_unicode16")
+    __slots__ = ("_regex", "_unicode16", "findall", "findall_ascii", "pattern", "space_safe")
 
-    def __init__(
-        self, pattern: str, *, space_safe: bool | None = None, unicode16: bool | None = None
-    ) -> None:
+    def __init__(self, pattern: str, *, space_safe: bool | None = None, unicode16: bool | None = None) -> None:
         """``space_safe`` and ``unicode16`` default to True for the named patterns only;
         ``unicode16=True`` matches by Unicode 16.0 classes, as tiktoken and
         ``tokenizers`` (Oniguruma) do for any pattern."""
@@ -79,9 +77,7 @@ class RegexSplit(PreTokenizer):
         if self._regex.groups:
             # findall would return the groups; we want whole matches.
             finditer = self._regex.finditer
-            self.findall: Callable[[str], list[str]] = lambda t: [
-                m.group() for m in finditer(t)
-            ]
+            self.findall: Callable[[str], list[str]] = lambda t: [m.group() for m in finditer(t)]
         else:
             self.findall = self._regex.findall
         # For ASCII-only text; the same pieces as findall, faster (see module notes).
@@ -151,7 +147,12 @@ class RegexSplit(PreTokenizer):
         return {
             "type": "Sequence",
             "pretokenizers": [
-                {"type": "Split", "pattern": {"Regex": oniguruma_spelling(self.pattern)}, "behavior": "Isolated", "invert": False},
+                {
+                    "type": "Split",
+                    "pattern": {"Regex": oniguruma_spelling(self.pattern)},
+                    "behavior": "Isolated",
+                    "invert": False,
+                },
                 {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
             ],
         }

@@ -62,4 +62,6 @@ class Split(PreTokenizer):
         cls, obj: JsonObject, path: str = "pre_tokenizer", *, build: Build[PreTokenizer] | None = None
     ) -> Split:
         text, is_regex = pattern(obj, path)
-        return cls(text, field(obj, "behavior", str, path), invert=field(obj, "invert", bool, path, False), is_regex=is_regex)
+        return cls(
+            text, field(obj, "behavior", str, path), invert=field(obj, "invert", bool, path, False), is_regex=is_regex
+        )

@@ -39,9 +39,17 @@ import regex
 # character the patterns treat as "other" (not a letter, mark, number or whitespace,
 # and none of the literals ' / \r \n) stands in for every other category.
 _STAND_IN: Final = {
-    "Lu": "Q", "Ll": "q", "Lt": "\u01c5", "Lm": "\u02b0", "Lo": "\u05d0",
-    "Mn": "\u0300", "Mc": "\u0903", "Me": "\u20dd",
-    "Nd": "5", "Nl": "\u216b", "No": "\u00b2",
+    "Lu": "Q",
+    "Ll": "q",
+    "Lt": "\u01c5",
+    "Lm": "\u02b0",
+    "Lo": "\u05d0",
+    "Mn": "\u0300",
+    "Mc": "\u0903",
+    "Me": "\u20dd",
+    "Nd": "5",
+    "Nl": "\u216b",
+    "No": "\u00b2",
 }
 _OTHER: Final = "\u0378"  # unassigned in every Unicode version so far
 
@@ -52,9 +60,17 @@ _OTHER: Final = "\u0378"  # unassigned in every Unicode version so far
 # Each class is repeated: findall then returns a few runs, not one string per character
 # (2.5x faster on the unassigned code points, which regex 2026.11 assigns 17,810 of).
 _MOVED: Final = {
-    "Lu": r"\P{Lu}+", "Ll": r"\P{Ll}+", "Lt": r"\P{Lt}+", "Lm": r"\P{Lm}+", "Lo": r"\P{Lo}+",
-    "Mn": r"\P{M}+", "Mc": r"\P{M}+", "Me": r"\P{M}+",
-    "Nd": r"\P{N}+", "Nl": r"\P{N}+", "No": r"\P{N}+",
+    "Lu": r"\P{Lu}+",
+    "Ll": r"\P{Ll}+",
+    "Lt": r"\P{Lt}+",
+    "Lm": r"\P{Lm}+",
+    "Lo": r"\P{Lo}+",
+    "Mn": r"\P{M}+",
+    "Mc": r"\P{M}+",
+    "Me": r"\P{M}+",
+    "Nd": r"\P{N}+",
+    "Nl": r"\P{N}+",
+    "No": r"\P{N}+",
 }
 # Unassigned in 16.0 but assigned by regex (whatever its class: to 16.0 it is "other").
 _NEWLY_ASSIGNED: Final = r"\P{Cn}+"

@@ -114,9 +114,7 @@ def aencode(
     >>> asyncio.run(main())  # tiktoken: [15339, 1917]
     [15339, 1917]
     """
-    encoder = StreamEncoder(
-        tok, allowed_special=allowed_special, disallowed_special=disallowed_special, batch=batch
-    )
+    encoder = StreamEncoder(tok, allowed_special=allowed_special, disallowed_special=disallowed_special, batch=batch)
     return _aencode(encoder, _source(chunks, "aencode", "chunks"))
 
 

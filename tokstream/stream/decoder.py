@@ -224,6 +224,7 @@ class _HoldPlan:
 _Plan = _BytesPlan | _PiecesPlan | _SentencePiecePlan | _HoldPlan
 _PLANS: weakref.WeakKeyDictionary[Tokenizer, dict[bool, _Plan]] = weakref.WeakKeyDictionary()
 
+
 def _plan_for(tok: Tokenizer, skip_special_tokens: bool) -> _Plan:
     """The decode plan of ``tok`` (built once per tokenizer and skip flag)."""
     plans = _PLANS.setdefault(tok, {})
@@ -697,9 +698,7 @@ class StreamDecoder:
 
     def _check_live(self) -> None:
         if self._finished:
-            raise TokstreamError(
-                "this StreamDecoder is finished; start a new one (or fork() before finish())"
-            )
+            raise TokstreamError("this StreamDecoder is finished; start a new one (or fork() before finish())")
 
     # ------------------------------------------------------------------ state
 

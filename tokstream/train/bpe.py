@@ -24,7 +24,6 @@ symbol) are pushed at once. ``bench/train.py`` has the figures against ``tokeniz
 from __future__ import annotations
 
 import heapq
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ..models.ranks import RankBPE
@@ -101,7 +100,9 @@ def train_bpe(
     return Tokenizer(ranks, pattern=resolve_pattern(pattern), special_tokens=special_ids, name=name)
 
 
-def _segmented(counts: Mapping[str, int], encode_piece: Callable[[bytes], tuple[int, ...]]) -> dict[tuple[int, ...], int]:
+def _segmented(
+    counts: Mapping[str, int], encode_piece: Callable[[bytes], tuple[int, ...]]
+) -> dict[tuple[int, ...], int]:
     words: dict[tuple[int, ...], int] = {}
     for piece, c in counts.items():
         w = encode_piece(piece.encode("utf-8"))

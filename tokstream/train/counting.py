@@ -89,7 +89,7 @@ class PairIndex:
     merge unless the pair is ``(a, a)``, whose overlapping occurrences merge once.
     """
 
-    __slots__ = ("words", "freqs", "pair_counts", "where", "last_merged")
+    __slots__ = ("freqs", "last_merged", "pair_counts", "where", "words")
 
     def __init__(self, words: list[list[int]], freqs: list[int]) -> None:
         self.words = words

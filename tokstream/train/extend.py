@@ -49,7 +49,9 @@ def extend(tok: Tokenizer, tokens: Iterable[str], *, special: bool = False) -> T
     if special and isinstance(tok.pipeline.model, RankBPE):
         specials = tok.special_tokens
         specials.update({t: tok.n_vocab + i for i, t in enumerate(new)})
-        return Tokenizer(tok.pipeline.model.ranks, pattern=tok.pattern, special_tokens=specials, name=f"{tok.name}+{len(new)}")
+        return Tokenizer(
+            tok.pipeline.model.ranks, pattern=tok.pattern, special_tokens=specials, name=f"{tok.name}+{len(new)}"
+        )
     obj = tok.pipeline.to_json()
     have = {a["content"] for a in obj["added_tokens"]}
     obj["added_tokens"] += [
@@ -114,7 +116,8 @@ def extension_report(old: Tokenizer, new: Tokenizer, texts: Sequence[str]) -> Ex
     old_table, new_table = old.vocab.table, new.vocab.table
     ids_kept = new.n_vocab >= n_old and all(old_table[i] == new_table[i] for i in range(n_old))
     specials_kept = all(
-        new.special_tokens.get(s) == i and new.encode(s, allowed_special={s}) == [i] for s, i in old.special_tokens.items()
+        new.special_tokens.get(s) == i and new.encode(s, allowed_special={s}) == [i]
+        for s, i in old.special_tokens.items()
     )
     triggers = [b for i, b in enumerate(new_table) if b and (i >= n_old or b != old_table[i])]
     # Encode every text when the filter is not sound: added tokens matched after

@@ -102,7 +102,6 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -819,9 +818,7 @@ class _Trainer:
         keep[cand_rows[np.lexsort((cand_rows, -cand_loss))[:room]]] = True
         self._keep(keep)
 
-    def run(
-        self, *, desired: int, shrinking_factor: float, num_sub_iterations: int, progress: Progress | None
-    ) -> None:
+    def run(self, *, desired: int, shrinking_factor: float, num_sub_iterations: int, progress: Progress | None) -> None:
         done = 0
 
         def report(final: bool = False) -> None:

@@ -73,16 +73,16 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from .. import pre_tokenizers as pt
 from ..added_vocabulary import AddedToken
 from ..decoders import Replace
 from ..models.wordpiece import WordPiece
 from ..pipeline import Pipeline
-from .. import pre_tokenizers as pt
 from ..pre_tokenizers import Split, oniguruma_spelling, resolve_pattern
 from ..tokenizer import Tokenizer
 from .counting import PairIndex, pretoken_counts
 
-__all__ = ["train_wordpiece", "learn_wordpiece"]
+__all__ = ["learn_wordpiece", "train_wordpiece"]
 
 Progress = Callable[[int, int], None]
 
@@ -138,18 +138,12 @@ def train_wordpiece(
     counts = pretoken_counts(texts_or_counts, pattern)
     if not isinstance(unk_token, str) or not unk_token:
         raise TypeError(f"unk_token must be a non-empty str, got {unk_token!r}")
-    specials = list(
-        dict.fromkeys(
-            [unk_token, *special_tokens] if unk_token not in special_tokens else special_tokens
-        )
-    )
+    specials = list(dict.fromkeys([unk_token, *special_tokens] if unk_token not in special_tokens else special_tokens))
     for s in specials:
         if not isinstance(s, str) or not s:
             raise TypeError(f"special tokens must be non-empty str, got {s!r}")
     if isinstance(max_input_chars_per_word, bool) or not isinstance(max_input_chars_per_word, int):
-        raise TypeError(
-            f"max_input_chars_per_word must be an int, got {max_input_chars_per_word!r}"
-        )
+        raise TypeError(f"max_input_chars_per_word must be an int, got {max_input_chars_per_word!r}")
     if max_input_chars_per_word < 1:
         raise ValueError(f"max_input_chars_per_word must be >= 1, got {max_input_chars_per_word}")
     words = split_pieces(counts)
@@ -288,7 +282,9 @@ def _tokenizer(
 ) -> Tokenizer:
     """The trained vocabulary as a pipeline of ``tokenizer.json`` components (module notes)."""
     pipeline = Pipeline(
-        model=WordPiece(vocab, unk_token=unk_token, continuing_subword_prefix=PREFIX, max_input_chars_per_word=max_chars),
+        model=WordPiece(
+            vocab, unk_token=unk_token, continuing_subword_prefix=PREFIX, max_input_chars_per_word=max_chars
+        ),
         added=[AddedToken(id=vocab[s], content=s, special=True) for s in specials],
         pre_tokenizer=pt.Sequence(
             [
