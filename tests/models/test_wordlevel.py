@@ -25,9 +25,33 @@ WORDS = ["hello", "world", "a", "b", "ab", ",", ".", "!", "日本", "語", "é",
 VOCAB = {w: i for i, w in enumerate(WORDS)} | {"gap": 40}  # ids need not be dense
 # tokenizers numbers added tokens from the vocabulary size (15), whatever the file says.
 ADDED = [
-    {"id": 15, "content": "[CLS]", "single_word": False, "lstrip": False, "rstrip": False, "normalized": False, "special": True},
-    {"id": 16, "content": "[SEP]", "single_word": False, "lstrip": False, "rstrip": False, "normalized": False, "special": True},
-    {"id": 17, "content": "new word", "single_word": False, "lstrip": False, "rstrip": False, "normalized": True, "special": False},
+    {
+        "id": 15,
+        "content": "[CLS]",
+        "single_word": False,
+        "lstrip": False,
+        "rstrip": False,
+        "normalized": False,
+        "special": True,
+    },
+    {
+        "id": 16,
+        "content": "[SEP]",
+        "single_word": False,
+        "lstrip": False,
+        "rstrip": False,
+        "normalized": False,
+        "special": True,
+    },
+    {
+        "id": 17,
+        "content": "new word",
+        "single_word": False,
+        "lstrip": False,
+        "rstrip": False,
+        "normalized": True,
+        "special": False,
+    },
 ]
 BERT_POST = {"type": "BertProcessing", "sep": ["[SEP]", 16], "cls": ["[CLS]", 15]}
 
