@@ -127,7 +127,7 @@ def test_json_round_trip_and_pickle() -> None:
 @pytest.mark.parametrize("missing", ["pad_token", "word_delimiter_token", "cleanup"])
 def test_every_field_is_required_as_in_tokenizers(missing: str) -> None:
     obj = {k: v for k, v in ctc().items() if k != missing}
-    with pytest.raises(Exception):
+    with pytest.raises(Exception):  # tokenizers raises a bare Exception
         tokenizers.Tokenizer.from_str(json.dumps(doc(obj)))
     with pytest.raises(TokenizerFileError, match=f"missing field '{missing}'"):
         decoder_from_json(obj)

@@ -157,7 +157,7 @@ def test_unknown_word_is_unk_token_whole() -> None:
     ],
 )
 def test_malformed_json_fails_as_in_tokenizers(obj: dict[str, object], message: str) -> None:
-    with pytest.raises(Exception):
+    with pytest.raises(Exception):  # tokenizers raises a bare Exception
         tokenizers.Tokenizer.from_str(json.dumps(tokenizer_json(model=obj)))
     with pytest.raises(TokenizerFileError, match=message):
         model_from_json(obj)

@@ -99,7 +99,7 @@ def test_json_round_trip_and_pickle() -> None:
     ],
 )
 def test_bad_delimiter_fails_as_in_tokenizers(obj: dict[str, object], message: str) -> None:
-    with pytest.raises(Exception):
+    with pytest.raises(Exception):  # tokenizers raises a bare Exception
         tokenizers.Tokenizer.from_str(json.dumps(tokenizer_json(model=WORDLEVEL, pre_tokenizer=obj)))
     with pytest.raises(TokenizerFileError, match=message):
         pre_tokenizer_from_json(obj)

@@ -108,7 +108,7 @@ def test_json_round_trip_and_pickle() -> None:
 @pytest.mark.parametrize("length", [None, -1, 2.0, True, "3"])
 def test_bad_length_fails_as_in_tokenizers(length: object) -> None:
     obj = {"type": "FixedLength", "length": length}
-    with pytest.raises(Exception):
+    with pytest.raises(Exception):  # tokenizers raises a bare Exception
         tokenizers.Tokenizer.from_str(json.dumps(doc(obj)))
     with pytest.raises(TokenizerFileError, match=r"pre_tokenizer\.length: expected"):
         pre_tokenizer_from_json(obj)
