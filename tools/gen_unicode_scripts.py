@@ -132,7 +132,7 @@ def _assignment(points: list[int], indent: int, width: int = 96) -> list[str]:
 
 def render(found: list[list[int]], version: str) -> str:
     """The text of ``_scripts.py`` for these classes, read off ``tokenizers`` ``version``."""
-    any_class, *scripted = found
+    scripted = found[1:]  # Any is every other code point
     lines = [
         '"""The script classes of ``tokenizers``\' ``UnicodeScripts`` (generated; do not edit).',
         "",
@@ -143,14 +143,9 @@ def render(found: list[list[int]], version: str) -> str:
         "",
         "from typing import Final",
         "",
-        f"#: The characters of every class but ``Any`` ({len(ALL) - len(any_class)} code points): the",
-        "#: others never cut.",
-        "SCRIPTED: Final = (",
-        *_assignment(sorted(c for g in scripted for c in g), 4),
-        ")",
-        "",
-        "#: ``(name, class)`` per script: a run of one class, with the ``Any`` characters",
-        "#: inside it, is one piece. Named by the Unicode 16 scripts of their characters.",
+        f"#: ``(name, class)`` per script ({sum(map(len, scripted))} code points; ``Any`` is every other",
+        "#: one): a run of one class, with the ``Any`` characters inside it, is one piece.",
+        "#: Named by the Unicode 16 scripts of their characters.",
         "SCRIPTS: Final = (",
     ]
     for points in scripted:
