@@ -311,6 +311,9 @@ class Tokenizer:
             if len(fixed) != len(text):
                 back = _surrogate_index_map(text)
                 offsets = [(back[a], back[b]) for a, b in offsets]
+        post = self.pipeline.post_processor
+        if post is not None and post.trims_offsets:  # ByteLevel's trim_offsets (processors notes)
+            offsets = post.process_offsets(ids, offsets, self._vocab.spellings, add_special_tokens=add_special_tokens)
         if add_special_tokens:
             before, after = self.pipeline.added_ids
             ids = self.pipeline.post_process(ids)
