@@ -20,20 +20,21 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import Any, Final, NoReturn
 
 from ..added_vocabulary import AddedToken
 from ..decoders import decoder_from_json
 from ..errors import TokenizerFileError
-from ..json_fields import expect_object, field
+from ..json_fields import MAX_ID, error, expect_object, field
 from ..models import model_from_json
 from ..models.base import Model
 from ..normalizers import normalizer_from_json
 from ..pipeline import Pipeline
 from ..pre_tokenizers import pre_tokenizer_from_json
 from ..processors import processor_from_json
-from . import gc_paused
+from . import gc_paused, reading
 
 __all__ = ["STAGES", "pipeline_from_json", "read_hf_json", "write_hf_json"]
 
@@ -83,25 +84,89 @@ def _pipeline(data: object) -> Pipeline:
     added = []
     for i, item in enumerate(field(root, "added_tokens", list, "$", [])):
         token = AddedToken.from_json(item, f"added_tokens[{i}]")
+        if not 0 <= token.id < MAX_ID:
+            # tokenizers ignores the written id but reads it as a u32.
+            raise error(f"added_tokens[{i}].id", f"expected an integer id in [0, 2**32), got {token.id}")
         added.append(dataclasses.replace(token, id=ids.assign(token.content)))
     stages = {key: build(root.get(key), key) for key, build in STAGES.items()}
     return Pipeline(model=model, added=added, **stages)
 
 
 def pipeline_from_json(text: str | bytes, *, source: str = "tokenizer.json") -> Pipeline:
-    """The ``Pipeline`` of a ``tokenizer.json``'s text (``source`` names it in errors)."""
-    try:
+    """The ``Pipeline`` of a ``tokenizer.json``'s text (``source`` names it in errors).
+
+    As ``tokenizers`` (serde_json), the text must be UTF-8 JSON: bytes that are not
+    UTF-8, a byte-order mark, ``NaN`` / ``Infinity`` and escapes of lone surrogates
+    (``"\\ud800"``) are refused, though Python's ``json`` would read them.
+    """
+    with reading(source):
+        if isinstance(text, (bytes, bytearray, memoryview)):
+            text = _utf8(bytes(text))
+        try:
+            with gc_paused():
+                data = json.loads(text, parse_constant=_no_constant)
+        except json.JSONDecodeError as e:
+            raise TokenizerFileError(
+                f"not valid JSON at line {e.lineno}, column {e.colno} ({e.msg}); is the file truncated?"
+            ) from e
+        except RecursionError:
+            raise TokenizerFileError("not a tokenizer.json: JSON nested too deeply to read") from None
+        _check_surrogates(text)
         with gc_paused():
-            data = json.loads(text)
             return _pipeline(data)
-    except json.JSONDecodeError as e:
+
+
+def _utf8(data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        hint = ""
+        if data[:1] == b"\n":  # a .model's first field: a length-delimited piece
+            hint = "; a SentencePiece .model? (Tokenizer.from_sentencepiece reads those)"
         raise TokenizerFileError(
-            f"{source}: not valid JSON at line {e.lineno}, column {e.colno} ({e.msg}); is the file truncated?"
-        ) from e
-    except NotImplementedError as e:
-        raise NotImplementedError(f"{source}: {e}") from None
-    except TokenizerFileError as e:
-        raise TokenizerFileError(f"{source}: {e}") from e
+            f"byte {e.start}: not UTF-8 ({e.reason}: {data[e.start : e.start + 4]!r}); a tokenizer.json is UTF-8 JSON{hint}"
+        ) from None
+
+
+def _no_constant(name: str) -> NoReturn:
+    raise TokenizerFileError(f"the file holds {name}, which is not JSON (tokenizers refuses it)")
+
+
+# An escaped surrogate, with the backslashes before it (an even number: escaped themselves).
+_SURROGATE_ESCAPE: Final = re.compile(r"(\\+)u[dD]([89a-fA-F])[0-9a-fA-F]{2}")
+
+
+def _check_surrogates(text: str) -> None:
+    """Refuse the escape of a lone surrogate (``"\\ud800"`` not followed by a low
+    one): Python's ``json`` reads it, tokenizers refuses it, and no UTF-8 holds it.
+    Pairs (``"\\ud83d\\ude00"``, an escaped emoji) are fine. Cost: two ``str.find``
+    unless the text escapes a surrogate at all."""
+    if "\\ud" not in text and "\\uD" not in text:
+        return
+    expect_low = -1  # where the low half of a pair must start, after a high half
+    for m in _SURROGATE_ESCAPE.finditer(text):
+        if len(m.group(1)) % 2 == 0:
+            continue  # "\\\\ud800": an escaped backslash, then text
+        start = m.end(1) - 1  # the escape's backslash
+        if m.group(2) in "cdefCDEF":  # a low half: must end a pair
+            if start != expect_low:
+                _lone_surrogate(text, start)
+            expect_low = -1
+        else:
+            if expect_low >= 0:
+                _lone_surrogate(text, expect_low - 6)
+            expect_low = m.end()
+    if expect_low >= 0:
+        _lone_surrogate(text, expect_low - 6)
+
+
+def _lone_surrogate(text: str, pos: int) -> NoReturn:
+    line = text.count("\n", 0, pos) + 1
+    column = pos - text.rfind("\n", 0, pos)
+    raise TokenizerFileError(
+        f"line {line}, column {column}: {text[pos : pos + 6]} escapes a lone surrogate, which "
+        f"is not text (tokenizers refuses it)"
+    )
 
 
 def read_hf_json(path: str | os.PathLike[str]) -> tuple[Pipeline, str]:
