@@ -8,7 +8,7 @@ not on a merge list, so a vocabulary needs nothing but ``dict[bytes, int]``.
 
 Not here: pre-tokenization (``pre_tokenizers``), special tokens
 (``added_vocabulary``), the piece and part caches (``_fastpath``), and Hugging Face's
-merge-list BPE with byte fallback and dropout (``bpe.py``).
+merge-list BPE with byte fallback (``bpe.py``).
 
 Performance notes
 -----------------
