@@ -252,7 +252,7 @@ class MetaspaceFields(NamedTuple):
     def from_json(cls, obj: JsonObject, path: str) -> MetaspaceFields:
         """Read the three fields of ``obj`` (each optional). ``replacement`` is one
         character, as ``tokenizers``' (a Rust ``char``): an empty one would match
-        between every two characters.
+        between every two characters; ``prepend_scheme`` one of tokenizers' three.
 
         >>> MetaspaceFields.from_json({"split": False}, "decoder")
         MetaspaceFields(replacement='▁', prepend_scheme='always', split=False)
@@ -265,11 +265,10 @@ class MetaspaceFields(NamedTuple):
         replacement = field(obj, "replacement", str, path, d.replacement)
         if len(replacement) != 1:
             raise error(f"{path}.replacement", f"expected one character, got {kind(replacement)}")
-        return cls(
-            replacement,
-            field(obj, "prepend_scheme", str, path, d.prepend_scheme),
-            field(obj, "split", bool, path, d.split),
-        )
+        scheme = field(obj, "prepend_scheme", str, path, d.prepend_scheme)
+        if scheme not in ("always", "first", "never"):
+            raise error(f"{path}.prepend_scheme", f"expected 'always', 'first' or 'never', got {kind(scheme)}")
+        return cls(replacement, scheme, field(obj, "split", bool, path, d.split))
 
 
 def token_pair(obj: JsonObject, name: str, path: str) -> tuple[str, int]:

@@ -448,3 +448,24 @@ def test_empty_wordpiece_prefix_matches_tokenizers() -> None:
         want = ref.encode(sample).ids
         assert ours.encode(sample, add_special_tokens=True) == want
         assert ours.decode(want, skip_special_tokens=True) == ref.decode(want)
+
+
+def test_post_processor_id_outside_the_vocabulary(tmp_path: Path) -> None:
+    """tokenizers emits it as written; it came out of our encode too, then failed
+    decode (and would fail masks and the model's embedding)."""
+    obj = json.loads(fixture_text("hf/bert_minilm_tokenizer.json"))
+    for spec in obj["post_processor"]["special_tokens"].values():
+        spec["ids"] = [100_000_000]
+    path = _write(tmp_path, obj)
+    assert tokenizers.Tokenizer.from_file(str(path)).encode("hi").ids[0] == 100_000_000
+    _refused(path, "post_processor: special token id 100000000 is not in the vocabulary (n_vocab=30522)")
+
+
+@pytest.mark.parametrize("stage", ["pre_tokenizer", "decoder"])
+def test_metaspace_prepend_scheme_is_one_of_three(tmp_path: Path, stage: str) -> None:
+    """The decoder read any string (the pre-tokenizer's constructor checked it)."""
+    obj = json.loads(fixture_text("hf/botchan_unigram_1000_tokenizer.json"))
+    obj[stage]["prepend_scheme"] = "sometimes"
+    path = _write(tmp_path, obj)
+    _tokenizers_refuses(path)
+    _refused(path, f"{stage}.prepend_scheme: expected 'always', 'first' or 'never'")

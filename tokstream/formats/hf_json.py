@@ -2,7 +2,8 @@
 
 Only the file level is here: which stage each top-level key holds (``STAGES``, key ->
 the stage's dispatcher), the ids ``tokenizers`` gives added tokens on load
-(``_AddedIds``), and the file's name in front of every error
+(``_AddedIds``), the post-processor's ids checked against the vocabulary (``tokenizers``
+emits an id past it as written), and the file's name in front of every error
 (``tokenizer.json: model.ignore_merges: ...``). Each component reads and writes its own
 object (``from_json``, ``to_json``), and each stage maps its ``"type"`` values to
 classes (``normalizers.JSON_TYPES``, ``pre_tokenizers.JSON_TYPES``,
@@ -89,7 +90,14 @@ def _pipeline(data: object) -> Pipeline:
             raise error(f"added_tokens[{i}].id", f"expected an integer id in [0, 2**32), got {token.id}")
         added.append(dataclasses.replace(token, id=ids.assign(token.content)))
     stages = {key: build(root.get(key), key) for key, build in STAGES.items()}
-    return Pipeline(model=model, added=added, **stages)
+    pipeline = Pipeline(model=model, added=added, **stages)
+    # tokenizers emits a template's ids as written; one outside the vocabulary would
+    # come out of encode and fail decode, masks and the model's embedding.
+    n_vocab = pipeline.n_vocab
+    for token_id in (*pipeline.added_ids[0], *pipeline.added_ids[1]):
+        if not 0 <= token_id < n_vocab:
+            raise error("post_processor", f"special token id {token_id} is not in the vocabulary (n_vocab={n_vocab})")
+    return pipeline
 
 
 def pipeline_from_json(text: str | bytes, *, source: str = "tokenizer.json") -> Pipeline:
