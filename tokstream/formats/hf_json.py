@@ -21,7 +21,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final, NoReturn
 
@@ -140,32 +139,37 @@ def _no_constant(name: str) -> NoReturn:
     raise TokenizerFileError(f"the file holds {name}, which is not JSON (tokenizers refuses it)")
 
 
-# An escaped surrogate, with the backslashes before it (an even number: escaped themselves).
-_SURROGATE_ESCAPE: Final = re.compile(r"(\\+)u[dD]([89a-fA-F])[0-9a-fA-F]{2}")
-
-
 def _check_surrogates(text: str) -> None:
     """Refuse the escape of a lone surrogate (``"\\ud800"`` not followed by a low
     one): Python's ``json`` reads it, tokenizers refuses it, and no UTF-8 holds it.
-    Pairs (``"\\ud83d\\ude00"``, an escaped emoji) are fine. Cost: two ``str.find``
-    unless the text escapes a surrogate at all."""
-    if "\\ud" not in text and "\\uD" not in text:
-        return
-    expect_low = -1  # where the low half of a pair must start, after a high half
-    for m in _SURROGATE_ESCAPE.finditer(text):
-        if len(m.group(1)) % 2 == 0:
-            continue  # "\\\\ud800": an escaped backslash, then text
-        start = m.end(1) - 1  # the escape's backslash
-        if m.group(2) in "cdefCDEF":  # a low half: must end a pair
-            if start != expect_low:
-                _lone_surrogate(text, start)
-            expect_low = -1
-        else:
-            if expect_low >= 0:
-                _lone_surrogate(text, expect_low - 6)
-            expect_low = m.end()
-    if expect_low >= 0:
-        _lone_surrogate(text, expect_low - 6)
+    Pairs (``"\\ud83d\\ude00"``, an escaped emoji) are fine. Runs after ``json.loads``
+    accepted the text, so every backslash in a string starts a well-formed escape.
+    Cost: two ``str.find`` over the text, plus a few steps per surrogate escape."""
+    for needle in ("\\ud", "\\uD"):
+        i = text.find(needle)
+        while i >= 0:
+            half = _surrogate_escape(text, i)
+            if half == "high" and _surrogate_escape(text, i + 6) != "low":
+                _lone_surrogate(text, i)
+            if half == "low" and (i < 6 or _surrogate_escape(text, i - 6) != "high"):
+                _lone_surrogate(text, i)
+            i = text.find(needle, i + 1)
+
+
+def _surrogate_escape(text: str, i: int) -> str | None:
+    """``"high"`` or ``"low"`` when ``text[i:i + 6]`` escapes a surrogate (its backslash
+    not itself escaped), else None."""
+    if text[i : i + 3] not in ("\\ud", "\\uD") or len(text) < i + 6:
+        return None
+    k = i
+    while k > 0 and text[k - 1] == "\\":
+        k -= 1
+    if (i - k) % 2:
+        return None  # an escaped backslash, then the text "ud..."
+    digit = text[i + 3]
+    if digit in "89abAB":
+        return "high"
+    return "low" if digit in "cdefCDEF" else None
 
 
 def _lone_surrogate(text: str, pos: int) -> NoReturn:
