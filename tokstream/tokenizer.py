@@ -184,7 +184,7 @@ class Tokenizer:
 
         data, name = read_sentencepiece_file(path)
         return cls(
-            pipeline=sentencepiece_pipeline(data, name=name),
+            pipeline=sentencepiece_pipeline(data, name=name, source=os.path.basename(path)),
             name=name,
             recipe=(_from_sentencepiece_bytes, (data, name)),
             source_bytes=data,
