@@ -23,7 +23,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from ..added_vocabulary import AddedToken
+from ..added_vocabulary import AddedToken, empty_literal_message
 from ..decoders import decoder_from_json
 from ..errors import TokenizerFileError
 from ..json_fields import expect_object, field
@@ -54,7 +54,8 @@ class _AddedIds:
     ``tokenizers`` ignores the ``id`` written in ``added_tokens``: a token whose
     content is in the model's vocabulary (or already added) takes that id; any other
     takes the next id after the model's vocabulary size and the added ids so far. We
-    do the same, so a file whose written ids disagree still gives tokenizers' ids.
+    do the same, so a file whose written ids disagree still gives tokenizers' ids. An
+    entry with empty content is skipped and takes no id, as there.
     """
 
     def __init__(self, model: Model) -> None:
@@ -81,10 +82,19 @@ def _pipeline(data: object) -> Pipeline:
     model = model_from_json(field(root, "model", dict, "$"), "model")
     ids = _AddedIds(model)
     added = []
+    where = []
     for i, item in enumerate(field(root, "added_tokens", list, "$", [])):
         token = AddedToken.from_json(item, f"added_tokens[{i}]")
+        if not token.content:
+            continue  # as tokenizers: an empty literal is no token, and takes no id
         added.append(dataclasses.replace(token, id=ids.assign(token.content)))
+        where.append(i)
     stages = {key: build(root.get(key), key) for key, build in STAGES.items()}
+    normalizer = stages["normalizer"]
+    if normalizer is not None:
+        for i, token in zip(where, added):
+            if token.normalized and not normalizer.normalize(token.content):
+                raise TokenizerFileError(f"added_tokens[{i}]: {empty_literal_message(token)}")
     return Pipeline(model=model, added=added, **stages)
 
 
