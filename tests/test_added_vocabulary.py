@@ -12,6 +12,7 @@ other Unicode around it. For each text:
   specials allowed, and with them as plain text (``encode_special_tokens``);
 - offsets equal its offsets, up to the by-design differences ``test_offsets`` states
   (characters normalized together covered whole, inserted characters zero-width);
+- decoding the ids equals its ``decode``, with and without ``skip_special_tokens``;
 - streaming stays exact: ``stable_boundary`` is sound and ``StreamEncoder`` joins to
   ``encode`` for any chunking.
 
@@ -158,6 +159,12 @@ def check_against_reference(fixture: str, config: str, text: str) -> None:
             tok, text, ours, theirs
         ):
             raise AssertionError(f"{what}: token {k} ({show(tid)!r}) ours {ours}, tokenizers {theirs}; text={text!r}")
+    for skip in (False, True):
+        assert tok.decode(ids, skip_special_tokens=skip) == ref.decode(enc.ids, skip_special_tokens=skip), (
+            what,
+            skip,
+            text,
+        )
     plain = plain_reference(fixture, config).encode(text, add_special_tokens=False).ids
     assert_sequences_equal(
         tok.encode(text, disallowed_special=()), plain, what=f"{what}: specials as text", show=show, text=text
@@ -217,6 +224,62 @@ def test_issue_example_ids() -> None:
     assert ref.encode("a <tool> b", add_special_tokens=False).ids == [264, 32000, 287]
     assert tok.encode("a <tool> b") == [264, 32000, 287]
     assert tok.encode_with_offsets("a <tool> b")[1][1] == (1, 8)
+
+
+# ---------------------------------------------------------------- decoding
+
+
+@pytest.mark.parametrize(("fixture", "config"), CASES, ids=[f"{f.split('_')[0]}-{c}" for f, c in CASES])
+def test_decode_added_tokens(fixture: str, config: str) -> None:
+    """Each added token alone, twice, and after a word, decoded as ``tokenizers``
+    decodes it (a normalized token through its normalized content)."""
+    tok, ref = pair(fixture, config)
+    word = ref.encode("a", add_special_tokens=False).ids
+    for entry in CONFIGS[config]:
+        tid = ref.token_to_id(str(entry["content"]))
+        assert tok.token_to_id(str(entry["content"])) == tid
+        for ids in ([tid], [tid, tid], [*word, tid], [tid, *word]):
+            for skip in (False, True):
+                assert tok.decode(ids, skip_special_tokens=skip) == ref.decode(ids, skip_special_tokens=skip), (
+                    entry,
+                    ids,
+                    skip,
+                )
+        assert tok.id_to_token(tid) == ref.id_to_token(tid)
+
+
+def _byte_level_normalized() -> str:
+    """GPT-2 with tokenizers' ``ByteLevel`` normalizer (and a ByteLevel pre-tokenizer
+    that only splits), plus normalized added tokens."""
+    doc = json.loads(extended_json("gpt2_tokenizer.json", CONFIGS["normalized"]))
+    doc["normalizer"] = {"type": "ByteLevel"}
+    doc["pre_tokenizer"] = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}
+    return json.dumps(doc, ensure_ascii=False)
+
+
+def test_decode_under_byte_level_normalizer() -> None:
+    """The issue's example: "kuća" decodes as itself, not as byte-level proxies."""
+    text = _byte_level_normalized()
+    tok, ref = tokstream.Tokenizer.from_str(text), tokenizers.Tokenizer.from_str(text)
+    tid = ref.token_to_id("Kuća")
+    assert ref.decode([tid]) == "Kuća"
+    assert tok.decode([tid]) == "Kuća"
+    assert tok.token_bytes(tid) == "Kuća".encode()
+    for sample in ("Kuća <tool> kuća", "x<|sn|>y <|sp|>", "a b"):
+        ids = ref.encode(sample, add_special_tokens=False).ids
+        assert tok.encode(sample, allowed_special="all") == ids
+        for skip in (False, True):
+            assert tok.decode(ids, skip_special_tokens=skip) == ref.decode(ids, skip_special_tokens=skip)
+
+
+def test_normalized_special_is_not_skipped_when_spelled_otherwise() -> None:
+    """``tokenizers`` skips an id when its decoder spelling is a special's content: a
+    normalized special that the normalizer respells ("▁<|sn|>" under Mistral) stays."""
+    tok, ref = pair("mistral_7b_v1_tokenizer.json", "normalized")
+    sn, sp = ref.token_to_id("<|sn|>"), ref.token_to_id("<|sp|>")
+    assert ref.decode([sn, sp], skip_special_tokens=True) == "<|sn|>"
+    assert tok.decode([sn, sp], skip_special_tokens=True) == "<|sn|>"
+    assert sp in tok.vocab.special_ids and sn not in tok.vocab.special_ids
 
 
 # ------------------------------------------------------------------ streaming

@@ -37,6 +37,12 @@ is, a special one only when allowed. A special that is not allowed is *plain tex
 for that call: it is not in the sets at all, so it cannot shadow another match
 (``tokenizers``' ``encode_special_tokens`` skips such a match but still consumes it).
 
+Decoding (``decode_spellings``, ``skip_ids``): as ``tokenizers`` 0.23, a normalized
+token reaches the decoder spelled as its normalized content (``"kuća"`` under a
+``ByteLevel`` normalizer is ``"kuÄĩa"``, which the ``ByteLevel`` decoder turns back into
+``"kuća"``); ``skip_special_tokens`` drops the ids whose spelling is a special token's
+content, so a normalized special spelled otherwise is kept.
+
 Cost: ``matcher(allowed)`` compiles one regex per set and distinct ``allowed`` set
 (cached, 64 sets): ~1 ms for Llama 3's 256 literals. A split first scans for the
 literals' first characters (one C pass); only text holding one runs the alternation,
@@ -362,6 +368,21 @@ class AddedVocabulary:
         if found is None:
             found = self._spelled[content] = content if self.normalizer is None else self.normalizer.normalize(content)
         return found
+
+    def decode_spellings(self) -> dict[int, str]:
+        """Each added id's spelling for the decoder: a normalized token's normalized
+        content, any other's content (``tokenizers`` 0.23; module notes). Entries that
+        share an id: the last one's flag decides, as its options do."""
+        spelled = self.spelled if self.normalizer is not None else None
+        return {t.id: spelled(t.content) if t.normalized and spelled else t.content for t in self.tokens}
+
+    @property
+    def skip_ids(self) -> frozenset[int]:
+        """The ids ``decode(skip_special_tokens=True)`` drops: those whose decoder
+        spelling (``decode_spellings``) is a special token's content (``tokenizers``
+        filters on that string, so a normalized special spelled otherwise is kept)."""
+        specials = self.special_tokens
+        return frozenset(i for i, s in self.decode_spellings().items() if s in specials)
 
     def matcher(self, allowed: frozenset[str]) -> Matcher | None:
         """The tokens one call matches: every non-special token and the ``allowed``

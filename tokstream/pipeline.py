@@ -301,7 +301,12 @@ class Pipeline:
                 piece_ids = self._pieces[piece]
                 ids += piece_ids
                 if self._spellings is None:
-                    self._spellings = off.Spellings(self.spellings(), model)
+                    # The model's own spellings: an added token that shares an id with a
+                    # vocabulary token may be spelled otherwise (normalized) for decoding.
+                    spelled: list[str | None] = [None] * self.n_vocab
+                    for i, s in model.spellings().items():
+                        spelled[i] = s
+                    self._spellings = off.Spellings(spelled, model)
                 ranges = off.token_ranges(self._spellings, piece, piece_ids)
             out += [off.hull(piece_spans, a, b) for a, b in ranges]
         return ids, out
@@ -325,18 +330,20 @@ class Pipeline:
         return max([self.model.id_limit - 1, *(t.id for t in self.added.tokens)]) + 1
 
     def spellings(self) -> list[str | None]:
-        """Each id's spelling: the model's, an added token's content over it."""
+        """Each id's spelling: the model's, an added token's over it (its content, or
+        for a normalized token its normalized content, which the decoder reads as
+        ``tokenizers`` 0.23 does: ``AddedVocabulary.decode_spellings``)."""
         n = self.n_vocab
         out: list[str | None] = [None] * n
         for i, s in self.model.spellings().items():
             out[i] = s
-        for t in self.added.tokens:
-            out[t.id] = t.content
+        for i, s in self.added.decode_spellings().items():
+            out[i] = s
         return out
 
     def token_bytes_table(self) -> list[bytes | None]:
         """Each id's bytes in decoded text (``decoders.spelling_bytes`` under the
-        decoder's ``bytes_rules``; an added token's content goes through the decoder
+        decoder's ``bytes_rules``; an added token's spelling goes through the decoder
         too, with no continuation prefix taken off it: ``" fooĠ"`` keeps its UTF-8)."""
         model = self.model
         table: list[bytes | None] = [None] * self.n_vocab
@@ -359,8 +366,8 @@ class Pipeline:
             for i, s in spellings.items():
                 table[i] = token_bytes(s)
         added_bytes = spelling_bytes(rules)
-        for t in self.added.tokens:
-            table[t.id] = added_bytes(t.content)
+        for i, s in self.added.decode_spellings().items():
+            table[i] = added_bytes(s)
         return table
 
     # ------------------------------------------------------------ serialization

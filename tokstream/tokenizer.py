@@ -108,7 +108,9 @@ class Tokenizer:
             )
         self._n_vocab = n_vocab
         self._special_tokens = dict(pipeline.added.special_tokens)
-        special_ids = frozenset(self._special_tokens.values())
+        # The ids decode(skip_special_tokens=True) drops: tokenizers drops an id whose
+        # spelling is a special's content (a normalized special spelled otherwise stays).
+        special_ids = pipeline.added.skip_ids
         self._vocab = Vocabulary(
             pipeline.token_bytes_table,
             n_vocab=n_vocab,
