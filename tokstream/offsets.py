@@ -29,6 +29,12 @@ After the model, a ``ByteLevel`` or ``RobertaProcessing`` post-processor with
 ``trim_offsets`` moves each token's offsets off its leading and trailing spaces
 (``trim_spaces``), as ``tokenizers`` does whether or not special tokens are added.
 
+Added tokens (``Pipeline.encode_offsets``): a raw one covers its match in the input,
+with the whitespace ``lstrip`` / ``rstrip`` took; a normalized one, matched in normalized
+text, the hull of its characters' spans (``hull``), as the text around it. Where an
+``rstrip`` match's whitespace holds another literal, the two pieces overlap, as in
+``tokenizers`` (``added_vocabulary`` notes), and offsets there are not monotone.
+
 Cost: the bytes path is a few numpy passes over the text. The spans path walks
 characters in Python (``normalize_aligned`` and the span variants, about 1-5 MB/s in
 all), so offsets there cost several times an uncached encode.

@@ -24,7 +24,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any, Final, NoReturn
 
-from ..added_vocabulary import AddedToken
+from ..added_vocabulary import AddedToken, empty_literal_message
 from ..decoders import decoder_from_json
 from ..errors import TokenizerFileError
 from ..json_fields import MAX_ID, error, expect_object, field
@@ -55,7 +55,8 @@ class _AddedIds:
     ``tokenizers`` ignores the ``id`` written in ``added_tokens``: a token whose
     content is in the model's vocabulary (or already added) takes that id; any other
     takes the next id after the model's vocabulary size and the added ids so far. We
-    do the same, so a file whose written ids disagree still gives tokenizers' ids.
+    do the same, so a file whose written ids disagree still gives tokenizers' ids. An
+    entry with empty content is skipped and takes no id, as there.
     """
 
     def __init__(self, model: Model) -> None:
@@ -82,13 +83,22 @@ def _pipeline(data: object) -> Pipeline:
     model = model_from_json(field(root, "model", dict, "$"), "model")
     ids = _AddedIds(model)
     added = []
+    where = []
     for i, item in enumerate(field(root, "added_tokens", list, "$", [])):
         token = AddedToken.from_json(item, f"added_tokens[{i}]")
         if not 0 <= token.id < MAX_ID:
             # tokenizers ignores the written id but reads it as a u32.
             raise error(f"added_tokens[{i}].id", f"expected an integer id in [0, 2**32), got {token.id}")
+        if not token.content:
+            continue  # as tokenizers: an empty literal is no token, and takes no id
         added.append(dataclasses.replace(token, id=ids.assign(token.content)))
+        where.append(i)
     stages = {key: build(root.get(key), key) for key, build in STAGES.items()}
+    normalizer = stages["normalizer"]
+    if normalizer is not None:
+        for i, token in zip(where, added):
+            if token.normalized and not normalizer.normalize(token.content):
+                raise TokenizerFileError(f"added_tokens[{i}]: {empty_literal_message(token)}")
     pipeline = Pipeline(model=model, added=added, **stages)
     # tokenizers emits a template's ids as written; one outside the vocabulary would
     # come out of encode and fail decode, masks and the model's embedding.
