@@ -29,6 +29,7 @@ from __future__ import annotations
 import ast
 import functools
 import importlib.util
+import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -325,6 +326,58 @@ def assert_sequences_equal(ours: Sequence[Any], theirs: Sequence[Any], **options
     if first_difference(ours, theirs, key=options.get("key")) is None:
         return
     raise AssertionError(describe_difference(ours, theirs, **options))
+
+
+def hf_pair(doc: dict[str, Any]) -> tuple[tokstream.Tokenizer, Any]:
+    """``(ours, theirs)``: a hand-made tokenizer.json document (``pipeline.tokenizer_json``)
+    loaded by ``tokstream.Tokenizer.from_str`` and ``tokenizers.Tokenizer.from_str``."""
+    tokenizers = pytest.importorskip("tokenizers")
+    text = json.dumps(doc)
+    return tokstream.Tokenizer.from_str(text), tokenizers.Tokenizer.from_str(text)
+
+
+def assert_same_as_tokenizers(ours: tokstream.Tokenizer, theirs: Any, text: str) -> None:
+    """``text`` through both, with and without special tokens: the ids, each id's token,
+    the offsets (``encode_with_offsets``) and the decoded text, with and without
+    special tokens. Added tokens' literals are tokens on both sides."""
+    __tracebackhide__ = True
+    for add in (False, True):
+        enc = theirs.encode(text, add_special_tokens=add)
+        what = f"add_special_tokens={add}"
+        ids = ours.encode(text, allowed_special="all", add_special_tokens=add)
+        assert_sequences_equal(ids, enc.ids, what=f"ids, {what}", names=("tokstream", "tokenizers"), text=text)
+        tokens = [ours.id_to_token(i) for i in ids]
+        assert_sequences_equal(tokens, enc.tokens, what=f"tokens, {what}", names=("tokstream", "tokenizers"), text=text)
+        got, offsets = ours.encode_with_offsets(text, allowed_special="all", add_special_tokens=add)
+        assert got == ids, f"encode_with_offsets ids differ from encode ({what}): {text!r}"
+        assert_sequences_equal(
+            offsets, enc.offsets, what=f"offsets, {what}", names=("tokstream", "tokenizers"), text=text
+        )
+        for skip in (False, True):
+            want = theirs.decode(enc.ids, skip_special_tokens=skip)
+            assert ours.decode(ids, skip_special_tokens=skip) == want, (
+                f"decode(skip_special_tokens={skip}) of {enc.ids} differs from tokenizers' {want!r}: {text!r}"
+            )
+
+
+def assert_streams_like_encode(tok: tokstream.Tokenizer, text: str, cuts: Iterable[int]) -> None:
+    """Streaming ``text`` in the chunks that ``cuts`` (offsets) make gives ``encode``'s ids
+    (``StreamEncoder``, scanning at every push), and at every cut the stable boundary
+    of the text so far holds: its ids are a prefix of the whole text's."""
+    __tracebackhide__ = True
+    whole = tok.encode(text, allowed_special="all")
+    points = sorted({min(max(c, 0), len(text)) for c in cuts} | {len(text)})
+    enc = tokstream.StreamEncoder(tok, allowed_special="all", batch=1)
+    streamed: list[int] = []
+    start = 0
+    for end in points:
+        streamed += enc.push(text[start:end])
+        b = tok.stable_boundary(text[:end], allowed_special="all")
+        head = tok.encode(text[:b], allowed_special="all")
+        assert whole[: len(head)] == head, f"stable_boundary {b} of {text[:end]!r} is not a cut of {text!r}"
+        start = end
+    streamed += enc.finish()
+    assert_sequences_equal(streamed, whole, what="streamed ids", names=("StreamEncoder", "encode"), text=text)
 
 
 def assert_same_ids_as_tiktoken(

@@ -535,7 +535,7 @@ _PRE_TOKENIZERS = [
     pt.Metaspace(),
     pt.Metaspace(prepend_scheme="first"),
     pt.Metaspace(prepend_scheme="never", split=False),
-    pt.Metaspace(replacement="__"),
+    pt.Metaspace(replacement="_"),
     pt.BertPreTokenizer(),
     pt.Whitespace(),
     pt.WhitespaceSplit(),

@@ -1,7 +1,7 @@
 """Decoders: turn token strings back into text, as ``tokenizers``' ``decode_chain``.
 
 Implemented: ByteLevel, Metaspace, ByteFallback, Fuse, Strip, Replace, WordPiece (with
-cleanup), BPEDecoder, Sequence, each named after its ``tokenizer.json`` "type" and
+cleanup), BPEDecoder, CTC, Sequence, each named after its ``tokenizer.json`` "type" and
 matching the Rust semantics, and ``SentencePieceDecoder`` (``sentencepiece``'s own
 decode, for ``.model`` files). A decoder takes the list of token strings and returns a
 list of strings; the tokenizer joins them. A rank file's decoder is ``ByteLevel``.
@@ -33,6 +33,7 @@ from .byte_level import proxy_to_bytes
 from .json_fields import Build, JsonObject, MetaspaceFields, field, fieldless, from_table, members, pattern
 
 __all__ = [
+    "CTC",
     "JSON_TYPES",
     "BPEDecoder",
     "ByteFallback",
@@ -407,6 +408,60 @@ class BPEDecoder(Decoder):
         return cls(suffix=field(obj, "suffix", str, path, "</w>"))
 
 
+class CTC(Decoder):
+    """Connectionist temporal classification output back to text, as ``tokenizers``' CTC.
+
+    Runs of the same token collapse to one (before anything else, so ``"l" "<pad>" "l"``
+    stays two ``l``), ``pad_token`` is removed from every token; with ``cleanup`` the
+    WordPiece cleanup runs on each token and ``word_delimiter_token`` becomes a space
+    (without it the delimiter stays). Tokens left empty are dropped.
+
+    >>> CTC().decode_chain("<pad> h e e l l <pad> l o | w o r l d".split())
+    ['h', 'e', 'l', 'l', 'o', ' ', 'w', 'o', 'r', 'l', 'd']
+
+    Declares no stream kind: a token's text depends on the one before it (the dedup),
+    so a stream decodes it whole at its end.
+    """
+
+    type_name = "CTC"
+
+    def __init__(self, *, pad_token: str = "<pad>", word_delimiter_token: str = "|", cleanup: bool = True) -> None:
+        self.pad_token, self.word_delimiter_token, self.cleanup = pad_token, word_delimiter_token, cleanup
+
+    def decode_chain(self, tokens: list[str]) -> list[str]:
+        out: list[str] = []
+        previous: str | None = None
+        pad, delimiter = self.pad_token, self.word_delimiter_token
+        for t in tokens:
+            if t == previous:
+                continue
+            previous = t
+            # str.replace("", ...) inserts between characters, as Rust's does.
+            text = t.replace(pad, "")
+            if self.cleanup:
+                text = _cleanup(text).replace(delimiter, " ")
+            if text:
+                out.append(text)
+        return out
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "type": "CTC",
+            "pad_token": self.pad_token,
+            "word_delimiter_token": self.word_delimiter_token,
+            "cleanup": self.cleanup,
+        }
+
+    @classmethod
+    def from_json(cls, obj: JsonObject, path: str = "decoder", *, build: Build[Decoder] | None = None) -> CTC:
+        """Every field is required, as ``tokenizers`` reads them."""
+        return cls(
+            pad_token=field(obj, "pad_token", str, path),
+            word_delimiter_token=field(obj, "word_delimiter_token", str, path),
+            cleanup=field(obj, "cleanup", bool, path),
+        )
+
+
 class Sequence(Decoder):
     """Apply decoders in order."""
 
@@ -542,7 +597,7 @@ def _decode_bytes(data: bytes) -> str:
 #: ``tokenizer.json`` ``"type"`` -> class, for ``decoder_from_json``.
 JSON_TYPES: Final[Mapping[str, type[Decoder]]] = {
     cls.type_name: cls
-    for cls in (ByteLevel, Metaspace, ByteFallback, Fuse, Strip, Replace, WordPiece, BPEDecoder, Sequence)
+    for cls in (ByteLevel, Metaspace, ByteFallback, Fuse, Strip, Replace, WordPiece, BPEDecoder, CTC, Sequence)
 }
 
 

@@ -9,7 +9,9 @@ Every error is a ``ValueError`` subclass, so code written against the contract
           ├── SpecialTokenError         a disallowed special token's literal text in the input
           ├── UnknownTokenizerError     tokstream.load() got a name it does not know
           └── TokenizerFileError        a tokenizer file is malformed; names the file and line
-               └── HashMismatchError    a rank file's sha256 is not the expected one
+               ├── HashMismatchError    a rank file's sha256 is not the expected one
+               └── UnsupportedComponentError  a component type tokstream does not implement
+                                        (also a NotImplementedError)
 
 Wrong *types* (a ``bytes`` where ``str`` is expected) raise the built-in ``TypeError``.
 """
@@ -23,6 +25,7 @@ __all__ = [
     "TokenizerFileError",
     "TokstreamError",
     "UnknownTokenizerError",
+    "UnsupportedComponentError",
     "unsavable",
 ]
 
@@ -71,6 +74,13 @@ class TokenizerFileError(TokstreamError):
 
 class HashMismatchError(TokenizerFileError):
     """A rank file does not have the sha256 it is published with."""
+
+
+class UnsupportedComponentError(TokenizerFileError, NotImplementedError):
+    """A tokenizer file names a component (a ``"type"``, a SentencePiece model type)
+    that tokstream does not implement: the file cannot be read, so it is a
+    ``TokenizerFileError``, and a ``NotImplementedError`` for callers that tell
+    unsupported features from damage."""
 
 
 def unsavable(option: str, why: str) -> TokstreamError:

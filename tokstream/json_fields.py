@@ -15,7 +15,11 @@ starts with the JSON path of the bad value (``normalizer.normalizers[1].prepend`
 - ``members`` (the list of a ``Sequence``) and ``from_table`` (a component by its
   ``"type"``): the stage dispatchers (``normalizers.normalizer_from_json``, ...) are
   ``from_table`` over their stage's type table, and hand a ``Sequence`` a ``build``
-  callable for its members, so no module needs to import its own package.
+  callable for its members, so no module needs to import its own package;
+  ``Sequence`` members nest at most ``MAX_DEPTH`` deep;
+- ``check_dense_ids``: the rule every source of ids (vocabularies, rank files, the
+  ``ranks`` a ``Tokenizer`` is built from) is held to, so that per-id tables stay
+  O(tokens).
 
 Not here: any one component's rules (its ``from_json`` holds them) and the file level
 (``formats/hf_json.py``: the stage keys and the ids of added tokens).
@@ -39,10 +43,13 @@ from typing import Any, Final, NamedTuple, Protocol, TypeVar, overload
 from .errors import TokenizerFileError
 
 __all__ = [
+    "MAX_DEPTH",
     "MAX_ID",
+    "SPARE_IDS",
     "Build",
     "FromJson",
     "JsonObject",
+    "check_dense_ids",
     "error",
     "expect_object",
     "field",
@@ -50,6 +57,7 @@ __all__ = [
     "kind",
     "members",
     "pattern",
+    "sparse_ids_message",
     "token_ids",
     "token_pair",
 ]
@@ -67,6 +75,41 @@ Build = Callable[[object, str], _T]
 
 #: The largest id plus one that ``tokenizers`` can hold (its ids are ``u32``).
 MAX_ID: Final = 2**32
+
+#: How deep ``Sequence`` members may nest (a ``Sequence`` directly in a stage: depth 1).
+#: ``tokenizers`` refuses a file nested more than 128 JSON levels (serde_json's limit),
+#: which a Sequence reaches at 63 levels (two per level: the object and its list), so
+#: this refuses nothing ``tokenizers`` loads, and bounds our own recursion.
+MAX_DEPTH: Final = 64
+
+#: Unused ids a vocabulary may have beyond one per token (``check_dense_ids``).
+SPARE_IDS: Final = 65536
+
+
+def check_dense_ids(n_tokens: int, max_id: int) -> bool:
+    """Whether ``n_tokens`` ids whose largest is ``max_id`` leave at most
+    ``n_tokens + SPARE_IDS`` ids unused below ``max_id``.
+
+    tokstream's per-id tables (token bytes, the vocabulary index, masks and bitmasks,
+    which are ``n_vocab`` wide by contract) are dense, so a single id of 10**8 would
+    cost gigabytes; ``tokenizers`` and ``tiktoken`` hold ids in hash maps and load such
+    files. Rather than make every table sparse for files no model uses (published
+    vocabularies are dense, with at most a few hundred reserved ids), the places where
+    ids enter refuse them, naming the id: memory stays O(tokens).
+
+    >>> check_dense_ids(50_000, 120_000), check_dense_ids(50_000, 10**8)
+    (True, False)
+    """
+    return max_id + 1 - n_tokens <= n_tokens + SPARE_IDS
+
+
+def sparse_ids_message(n_tokens: int, token_id: int) -> str:
+    """What is wrong when ``check_dense_ids`` fails for ``token_id``."""
+    return (
+        f"id {token_id} leaves {token_id + 1 - n_tokens} unused ids for {n_tokens} tokens; "
+        f"tokstream keeps per-id tables, so ids may leave at most one unused id per token "
+        f"plus {SPARE_IDS} (renumber the tokens densely)"
+    )
 
 
 class FromJson(Protocol[_C_co]):
@@ -207,17 +250,25 @@ class MetaspaceFields(NamedTuple):
 
     @classmethod
     def from_json(cls, obj: JsonObject, path: str) -> MetaspaceFields:
-        """Read the three fields of ``obj`` (each optional).
+        """Read the three fields of ``obj`` (each optional). ``replacement`` is one
+        character, as ``tokenizers``' (a Rust ``char``): an empty one would match
+        between every two characters; ``prepend_scheme`` one of tokenizers' three.
 
         >>> MetaspaceFields.from_json({"split": False}, "decoder")
         MetaspaceFields(replacement='▁', prepend_scheme='always', split=False)
+        >>> MetaspaceFields.from_json({"replacement": ""}, "decoder")
+        Traceback (most recent call last):
+        ...
+        tokstream.errors.TokenizerFileError: decoder.replacement: expected one character, got the string ''
         """
         d = cls()
-        return cls(
-            field(obj, "replacement", str, path, d.replacement),
-            field(obj, "prepend_scheme", str, path, d.prepend_scheme),
-            field(obj, "split", bool, path, d.split),
-        )
+        replacement = field(obj, "replacement", str, path, d.replacement)
+        if len(replacement) != 1:
+            raise error(f"{path}.replacement", f"expected one character, got {kind(replacement)}")
+        scheme = field(obj, "prepend_scheme", str, path, d.prepend_scheme)
+        if scheme not in ("always", "first", "never"):
+            raise error(f"{path}.prepend_scheme", f"expected 'always', 'first' or 'never', got {kind(scheme)}")
+        return cls(replacement, scheme, field(obj, "split", bool, path, d.split))
 
 
 def token_pair(obj: JsonObject, name: str, path: str) -> tuple[str, int]:
@@ -233,7 +284,8 @@ def token_pair(obj: JsonObject, name: str, path: str) -> tuple[str, int]:
 
 
 def token_ids(obj: JsonObject, name: str, path: str) -> dict[str, int]:
-    """A ``{token: id}`` field (a vocabulary), every id an integer in ``[0, 2**32)``.
+    """A ``{token: id}`` field (a vocabulary), every id an integer in ``[0, 2**32)``,
+    and dense enough for per-id tables (``check_dense_ids``).
 
     The check runs in C (``set(map(type, ...))``, ``min``, ``max``: ~5 ms for 128k
     tokens); only a bad vocabulary walks the entries to name the first bad one:
@@ -242,35 +294,45 @@ def token_ids(obj: JsonObject, name: str, path: str) -> dict[str, int]:
     vocab: dict[str, Any] = field(obj, name, dict, path)
     ids = vocab.values()
     if not vocab or (set(map(type, ids)) == {int} and min(ids) >= 0 and max(ids) < MAX_ID):
-        return vocab
+        if not vocab or check_dense_ids(len(vocab), max(ids)):
+            return vocab
     for token, token_id in vocab.items():
         if type(token_id) is not int or not 0 <= token_id < MAX_ID:
             raise error(
                 f"{path}.{name}[{json.dumps(token)}]",
                 f"expected an integer id in [0, 2**32), got {token_id!r:.80}",
             )
-    return vocab
+    top = max(vocab, key=vocab.__getitem__)
+    raise error(f"{path}.{name}[{json.dumps(top)}]", sparse_ids_message(len(vocab), vocab[top]))
 
 
 def members(obj: JsonObject, name: str, path: str, build: Build[_T] | None) -> list[_T]:
     """The components of a ``Sequence``'s list field ``name``, each built by ``build``
-    (its stage's dispatcher) with its own path, ``{path}.{name}[i]``."""
+    (its stage's dispatcher) with its own path, ``{path}.{name}[i]``; a null member
+    is refused (``tokenizers`` refuses it; a stage of None would fail at use)."""
     if build is None:
         raise TypeError(
             "a Sequence builds its members with build=(obj, path) -> component; "
             "read it with its stage's dispatcher (e.g. normalizer_from_json)"
         )
     items = field(obj, name, list, path)
-    return [build(item, f"{path}.{name}[{i}]") for i, item in enumerate(items)]
+    out = []
+    for i, item in enumerate(items):
+        if item is None:
+            raise error(f"{path}.{name}[{i}]", "expected a component object, got null")
+        out.append(build(item, f"{path}.{name}[{i}]"))
+    return out
 
 
-def from_table(table: Mapping[str, FromJson[_C]], obj: object, path: str, what: str) -> _C:
+def from_table(table: Mapping[str, FromJson[_C]], obj: object, path: str, what: str, *, depth: int = 0) -> _C:
     """The component of JSON object ``obj`` whose class ``table`` maps its ``"type"`` to.
 
     ``what`` names the stage in messages (``"pre-tokenizer"``). An unknown type raises
-    ``NotImplementedError`` naming it and ``path``; a ``ValueError`` (or ``KeyError``,
+    ``NotImplementedError`` naming it and ``path`` (the file readers make it an
+    ``UnsupportedComponentError``, a ``TokenizerFileError`` too); a ``ValueError`` (or ``KeyError``,
     ``TypeError``) from a constructor becomes a ``TokenizerFileError`` naming ``path``.
-    A ``Sequence`` gets ``build``: this function over the same table.
+    A ``Sequence`` gets ``build``: this function over the same table, one level deeper
+    (``depth``); members nested more than ``MAX_DEPTH`` deep are refused.
     """
     o = expect_object(obj, path, f"a {what} object")
     name = field(o, "type", str, path)
@@ -279,9 +341,15 @@ def from_table(table: Mapping[str, FromJson[_C]], obj: object, path: str, what: 
         raise NotImplementedError(
             f"{path}: {what} type {name!r} is not supported; supported types: {', '.join(sorted(table))}"
         )
+    if depth > MAX_DEPTH:
+        raise error(
+            path,
+            f"{what}s nested more than {MAX_DEPTH} deep (tokenizers refuses a file nested "
+            f"this deep: serde_json's limit is 128 levels)",
+        )
 
     def build(item: object, item_path: str) -> _C:
-        return from_table(table, item, item_path, what)
+        return from_table(table, item, item_path, what, depth=depth + 1)
 
     try:
         return cls.from_json(o, path, build=build)

@@ -25,6 +25,16 @@ Two paths, chosen per pipeline:
     token. If the walk goes astray (a byte token missing, an unmatched run with nothing
     left to cover), every token of the piece covers the whole piece.
 
+After the model, a ``ByteLevel`` or ``RobertaProcessing`` post-processor with
+``trim_offsets`` moves each token's offsets off its leading and trailing spaces
+(``trim_spaces``), as ``tokenizers`` does whether or not special tokens are added.
+
+Added tokens (``Pipeline.encode_offsets``): a raw one covers its match in the input,
+with the whitespace ``lstrip`` / ``rstrip`` took; a normalized one, matched in normalized
+text, the hull of its characters' spans (``hull``), as the text around it. Where an
+``rstrip`` match's whitespace holds another literal, the two pieces overlap, as in
+``tokenizers`` (``added_vocabulary`` notes), and offsets there are not monotone.
+
 Cost: the bytes path is a few numpy passes over the text. The spans path walks
 characters in Python (``normalize_aligned`` and the span variants, about 1-5 MB/s in
 all), so offsets there cost several times an uncached encode.
@@ -39,7 +49,7 @@ import regex
 
 from .models.base import Model
 
-__all__ = ["Spans", "Spellings", "char_offsets", "hull", "token_ranges"]
+__all__ = ["Spans", "Spellings", "char_offsets", "hull", "token_ranges", "trim_spaces"]
 
 #: ``(start, end)`` code-point spans, one per character or token.
 Spans = list[tuple[int, int]]
@@ -164,3 +174,54 @@ def char_offsets(data: bytes, lengths: list[int]) -> list[tuple[int, int]]:
     first = np.where(ends > begins, first, chars_upto[begins])
     last = np.where(ends > begins, last, chars_upto[begins])
     return list(zip(first.tolist(), last.tolist()))
+
+
+#: What ``trim_spaces`` counts as a space: the byte-level space ``Ġ`` and Rust's
+#: ``char::is_whitespace`` (Unicode White_Space; not ``str.isspace``, which adds
+#: U+001C..U+001F).
+_TRIMMED = frozenset(
+    "\u0120\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+    "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+
+
+def trim_spaces(
+    ids: Sequence[int],
+    offsets: Spans,
+    spellings: Sequence[str | None],
+    *,
+    add_prefix_space: bool,
+) -> Spans:
+    """``offsets`` with each token's leading and trailing spaces (by its spelling)
+    trimmed off, as ``tokenizers``' byte-level ``process_offsets``.
+
+    A token spelled ``"Ġname"`` over ``(2, 7)`` becomes ``(3, 7)``. With
+    ``add_prefix_space``, a first token (index 0 among the text's tokens, or starting
+    at 0) with exactly one leading space keeps it: that space was inserted and covers
+    no character. A start never passes the end, nor an end the start. Special tokens
+    a post-processor adds are (0, 0), which trimming would leave alone.
+
+    >>> trim_spaces([0, 1], [(0, 2), (2, 7)], ["ĠMy", "Ġname"], add_prefix_space=True)
+    [(0, 2), (3, 7)]
+    """
+    out = list(offsets)
+    for i, token_id in enumerate(ids):
+        token = spellings[token_id] if 0 <= token_id < len(spellings) else None
+        if not token or (token[0] not in _TRIMMED and token[-1] not in _TRIMMED):
+            continue
+        n = len(token)
+        head = 0
+        while head < n and token[head] in _TRIMMED:
+            head += 1
+        tail = 0
+        while tail < n and token[n - 1 - tail] in _TRIMMED:
+            tail += 1
+        start, end = out[i]
+        if head:
+            if add_prefix_space and head == 1 and (i == 0 or start == 0):
+                head = 0
+            start = min(start + head, end)
+        if tail and end >= tail:
+            end = max(end - tail, start)
+        out[i] = (start, end)
+    return out

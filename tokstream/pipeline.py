@@ -3,6 +3,10 @@
     text -> added vocabulary -> normalizer -> pre-tokenizer -> model -> post-processor -> ids
     ids  -> spellings -> decoder -> text
 
+The added vocabulary acts twice, as in ``tokenizers``: its raw tokens cut the input,
+and the normalized ones cut each normalized piece between them (``added_vocabulary``
+notes); the pre-tokenizer then sees each piece left, on its own.
+
 A rank file is a pipeline too: ``RegexSplit(pattern)`` + ``RankBPE(ranks)`` + the
 ``ByteLevel`` decoder + its specials; a ``tokenizer.json`` is the stages it names; a
 SentencePiece ``.model`` its normalizer, a word cut and its model. The semantics are
@@ -39,7 +43,7 @@ import regex
 
 from . import offsets as off
 from ._fastpath import PieceCache, PieceEncoder
-from .added_vocabulary import AddedToken, AddedVocabulary, Matcher
+from .added_vocabulary import AddedToken, AddedVocabulary, Matcher, Trie
 from .decoders import ByteLevel as ByteLevelDecoder
 from .decoders import BytesRule, Decoder, byte_local, spelling_bytes
 from .errors import TokstreamError
@@ -70,7 +74,12 @@ class Pipeline:
         decoder: Decoder | None = None,
     ) -> None:
         self.model = model
-        self.added = added if isinstance(added, AddedVocabulary) else AddedVocabulary(added)
+        # The normalizer spells the normalized added tokens (added_vocabulary notes).
+        self.added = (
+            added.with_normalizer(normalizer)
+            if isinstance(added, AddedVocabulary)
+            else AddedVocabulary(added, normalizer=normalizer)
+        )
         self.normalizer = normalizer
         self.pre_tokenizer = pre_tokenizer
         self.post_processor = post_processor
@@ -133,9 +142,30 @@ class Pipeline:
                 return direct(text) if text else []
             return self.encode_plain(text, continued=continued)
         out: list[int] = []
+        normalized = matcher.normalized
         for piece, token in matcher.split(text):
-            if token is None:
+            if token is not None:
+                out.append(token.id)
+            elif normalized is None:
                 out += self.encode_plain(piece, continued=continued)
+            else:
+                out += self._encode_between(piece, normalized, continued)
+            continued = False
+        return out
+
+    def _encode_between(self, piece: str, trie: Trie, continued: bool) -> list[int]:
+        """Ids of a piece between raw added tokens: normalized, then cut at the
+        normalized added tokens (``trie``), the rest pre-tokenized piece by piece (a
+        piece after such a token opens anew, but is normalized already)."""
+        normalizer = self.normalizer
+        if normalizer is not None:
+            piece = normalizer.normalize_continued(piece) if continued else normalizer.normalize(piece)
+        if not trie.may_match(piece):
+            return self._encode_normalized(piece, continued)
+        out: list[int] = []
+        for part, token in trie.split(piece):
+            if token is None:
+                out += self._encode_normalized(part, continued)
             else:
                 out.append(token.id)
             continued = False
@@ -147,13 +177,15 @@ class Pipeline:
         direct = self._direct
         if direct is not None:
             return direct(text) if text else []
-        if not text:
-            return []
-        if self.normalizer is not None:
+        if self.normalizer is not None and text:
             normalizer = self.normalizer
             text = normalizer.normalize_continued(text) if continued else normalizer.normalize(text)
-            if not text:
-                return []
+        return self._encode_normalized(text, continued)
+
+    def _encode_normalized(self, text: str, continued: bool) -> list[int]:
+        """``encode_plain`` of text the normalizer has written already."""
+        if not text:
+            return []
         if self._fast is not None:
             if not continued and self._prefix_space and not text.startswith(" "):
                 text = " " + text
@@ -164,6 +196,60 @@ class Pipeline:
         else:
             pieces = self._cut_re.findall(text) if self._cut_re is not None else [text]
         return list(chain.from_iterable(map(self._pieces.__getitem__, pieces)))
+
+    def encode_offsets(
+        self, text: str, matcher: Matcher | None, *, table: Sequence[bytes | None] | None = None
+    ) -> tuple[list[int], off.Spans]:
+        """``encode(text, matcher)`` and each token's ``(start, end)`` in code points of
+        ``text``: an added token covers its match (with the whitespace ``lstrip`` /
+        ``rstrip`` took; a normalized one, the input its normalized match came from),
+        other tokens as ``encode_plain_offsets`` gives them. Raises
+        ``UnicodeEncodeError`` as ``encode_plain_offsets`` does."""
+        if matcher is None:
+            return self.encode_plain_offsets(text, table=table)
+        ids: list[int] = []
+        offsets: off.Spans = []
+        normalized = matcher.normalized
+        for start, end, token in matcher.spans(text):
+            if token is not None:
+                ids.append(token.id)
+                offsets.append((start, end))
+                continue
+            if normalized is None:
+                more_ids, more = self.encode_plain_offsets(text[start:end], start, table=table)
+            else:
+                more_ids, more = self._offsets_between(text[start:end], start, normalized)
+            ids += more_ids
+            offsets += more
+        return ids, offsets
+
+    def _offsets_between(self, piece: str, start: int, trie: Trie) -> tuple[list[int], off.Spans]:
+        """``_encode_between`` with offsets (``piece`` starts at ``start``)."""
+        text, spans = self._aligned(piece, start)
+        if not text:
+            return [], []
+        ids: list[int] = []
+        offsets: off.Spans = []
+        for a, b, token in trie.spans(text):
+            if token is None:
+                more_ids, more = self._spanned_offsets(text[a:b], spans[a:b])
+                ids += more_ids
+                offsets += more
+            else:
+                ids.append(token.id)
+                offsets.append(off.hull(spans, a, b))
+        return ids, offsets
+
+    def _aligned(self, text: str, start: int) -> tuple[str, off.Spans]:
+        """``text`` normalized, and each character's span of the input (from ``start``)."""
+        spans: off.Spans
+        if self.normalizer is not None:
+            text, spans = self.normalizer.normalize_aligned(text)
+            if start:
+                spans = [(a + start, b + start) for a, b in spans]
+        else:
+            spans = [(k, k + 1) for k in range(start, start + len(text))]
+        return text, spans
 
     def encode_plain_offsets(
         self, text: str, start: int = 0, *, table: Sequence[bytes | None] | None = None
@@ -185,15 +271,16 @@ class Pipeline:
                 table = self.token_bytes_table()
             by_bytes = off.char_offsets(text.encode("utf-8"), [len(table[i] or b"") for i in found])
             return found, [(a + start, b + start) for a, b in by_bytes] if start else by_bytes
-        spans: off.Spans
-        if self.normalizer is not None:
-            text, spans = self.normalizer.normalize_aligned(text)
-            if not text:
-                return [], []
-            if start:
-                spans = [(a + start, b + start) for a, b in spans]
-        else:
-            spans = [(k, k + 1) for k in range(start, start + len(text))]
+        text, spans = self._aligned(text, start)
+        if not text:
+            return [], []
+        return self._spanned_offsets(text, spans)
+
+    def _spanned_offsets(self, text: str, spans: off.Spans) -> tuple[list[int], off.Spans]:
+        """``encode_plain_offsets`` of normalized ``text`` whose characters span
+        ``spans`` of the input."""
+        if not text:
+            return [], []
         if self._fast is not None:
             text.encode("utf-8")  # the byte-level fast path refuses lone surrogates
         pieces: list[SpannedPiece] = [(text, spans)]
@@ -214,7 +301,12 @@ class Pipeline:
                 piece_ids = self._pieces[piece]
                 ids += piece_ids
                 if self._spellings is None:
-                    self._spellings = off.Spellings(self.spellings(), model)
+                    # The model's own spellings: an added token that shares an id with a
+                    # vocabulary token may be spelled otherwise (normalized) for decoding.
+                    spelled: list[str | None] = [None] * self.n_vocab
+                    for i, s in model.spellings().items():
+                        spelled[i] = s
+                    self._spellings = off.Spellings(spelled, model)
                 ranges = off.token_ranges(self._spellings, piece, piece_ids)
             out += [off.hull(piece_spans, a, b) for a, b in ranges]
         return ids, out
@@ -238,18 +330,20 @@ class Pipeline:
         return max([self.model.id_limit - 1, *(t.id for t in self.added.tokens)]) + 1
 
     def spellings(self) -> list[str | None]:
-        """Each id's spelling: the model's, an added token's content over it."""
+        """Each id's spelling: the model's, an added token's over it (its content, or
+        for a normalized token its normalized content, which the decoder reads as
+        ``tokenizers`` 0.23 does: ``AddedVocabulary.decode_spellings``)."""
         n = self.n_vocab
         out: list[str | None] = [None] * n
         for i, s in self.model.spellings().items():
             out[i] = s
-        for t in self.added.tokens:
-            out[t.id] = t.content
+        for i, s in self.added.decode_spellings().items():
+            out[i] = s
         return out
 
     def token_bytes_table(self) -> list[bytes | None]:
         """Each id's bytes in decoded text (``decoders.spelling_bytes`` under the
-        decoder's ``bytes_rules``; an added token's content goes through the decoder
+        decoder's ``bytes_rules``; an added token's spelling goes through the decoder
         too, with no continuation prefix taken off it: ``" fooĠ"`` keeps its UTF-8)."""
         model = self.model
         table: list[bytes | None] = [None] * self.n_vocab
@@ -272,8 +366,8 @@ class Pipeline:
             for i, s in spellings.items():
                 table[i] = token_bytes(s)
         added_bytes = spelling_bytes(rules)
-        for t in self.added.tokens:
-            table[t.id] = added_bytes(t.content)
+        for i, s in self.added.decode_spellings().items():
+            table[i] = added_bytes(s)
         return table
 
     # ------------------------------------------------------------ serialization

@@ -1,9 +1,18 @@
 """Post-processors: add the model's special tokens around encoded text.
 
 Implemented: TemplateProcessing, BertProcessing, RobertaProcessing, ByteLevel (changes
-no ids) and Sequence, named after their ``tokenizer.json`` "type". They run when
-``encode(..., add_special_tokens=True)``; only the single-sequence form is used (the
+no ids) and Sequence, named after their ``tokenizer.json`` "type". They add their ids
+when ``encode(..., add_special_tokens=True)``; only the single-sequence form is used (the
 ``pair`` template is kept for saving).
+
+Offsets: ``ByteLevel`` and ``RobertaProcessing`` with ``trim_offsets`` move every
+token's offsets off its leading and trailing spaces (``offsets.trim_spaces``), with or
+without special tokens, as ``tokenizers`` does; a processor declares it with
+``trims_offsets`` and does it in ``process_offsets``, which ``encode_with_offsets``
+calls on the text's tokens before the special tokens are added. In a ``Sequence`` the
+first token's rule holds for the text's first token whatever the order of its members
+(``tokenizers`` 0.23 trims ``[TemplateProcessing, ByteLevel]`` as ``[ByteLevel,
+TemplateProcessing]``: tested).
 
 ``processor_from_json`` builds one from its ``tokenizer.json`` object by its type
 (``JSON_TYPES``); each class's ``from_json`` reads its own fields.
@@ -13,10 +22,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from collections.abc import Sequence as Seq
 from typing import ClassVar, Final
 
 from .errors import TokenizerFileError
 from .json_fields import Build, JsonObject, field, from_table, members, token_pair
+from .offsets import Spans, trim_spaces
 
 __all__ = [
     "JSON_TYPES",
@@ -43,6 +54,23 @@ class PostProcessor(ABC):
     @abstractmethod
     def added_ids(self) -> tuple[list[int], list[int]]:
         """The ids this processor puts before and after the sequence."""
+
+    @property
+    def trims_offsets(self) -> bool:
+        """``process_offsets`` changes offsets (by default it does not, and is not called)."""
+        return False
+
+    def process_offsets(
+        self,
+        ids: list[int],
+        offsets: Spans,
+        spellings: Seq[str | None],
+        *,
+        add_special_tokens: bool,
+    ) -> Spans:
+        """The offsets of the text's tokens ``ids`` (before any special token is added)
+        after this processor (``spellings``: by id). By default unchanged."""
+        return offsets
 
     @abstractmethod
     def to_json(self) -> dict[str, object]:
@@ -145,7 +173,13 @@ class BertProcessing(PostProcessor):
 
 
 class RobertaProcessing(BertProcessing):
-    """``<s> A </s>``; offsets options are kept for saving."""
+    """``<s> A </s>``; with ``trim_offsets`` the offsets of tokens are trimmed off their
+    spaces (module notes).
+
+    As ``tokenizers``: an object lacking ``trim_offsets`` or ``add_prefix_space`` (or with
+    null there) is read as a ``BertProcessing`` (its untagged enum falls through to that
+    variant), so it trims nothing and saves as one.
+    """
 
     type_name = "RobertaProcessing"
 
@@ -154,6 +188,22 @@ class RobertaProcessing(BertProcessing):
     ) -> None:
         super().__init__(sep, cls)
         self.trim_offsets, self.add_prefix_space = trim_offsets, add_prefix_space
+
+    @property
+    def trims_offsets(self) -> bool:
+        return self.trim_offsets
+
+    def process_offsets(
+        self,
+        ids: list[int],
+        offsets: Spans,
+        spellings: Seq[str | None],
+        *,
+        add_special_tokens: bool,
+    ) -> Spans:
+        if not self.trim_offsets:
+            return offsets
+        return trim_spaces(ids, offsets, spellings, add_prefix_space=self.add_prefix_space)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -167,22 +217,32 @@ class RobertaProcessing(BertProcessing):
     @classmethod
     def from_json(
         cls, obj: JsonObject, path: str = "post_processor", *, build: Build[PostProcessor] | None = None
-    ) -> RobertaProcessing:
-        return cls(
-            token_pair(obj, "sep", path),
-            token_pair(obj, "cls", path),
-            trim_offsets=field(obj, "trim_offsets", bool, path, True),
-            add_prefix_space=field(obj, "add_prefix_space", bool, path, True),
-        )
+    ) -> BertProcessing:
+        sep, cls_token = token_pair(obj, "sep", path), token_pair(obj, "cls", path)
+        trim = field(obj, "trim_offsets", bool, path, None)
+        prefix = field(obj, "add_prefix_space", bool, path, None)
+        if trim is None or prefix is None:
+            return BertProcessing(sep, cls_token)
+        return cls(sep, cls_token, trim_offsets=trim, add_prefix_space=prefix)
 
 
 class ByteLevel(PostProcessor):
-    """Only trims offsets in ``tokenizers``; ids are unchanged."""
+    """Changes no ids; with ``trim_offsets`` the offsets of tokens are trimmed off their
+    spaces, keeping the first token's one inserted space when ``add_prefix_space``
+    (module notes).
+
+    As ``tokenizers``: ``add_prefix_space`` and ``trim_offsets`` are required,
+    ``use_regex`` defaults to true (it only matters to the pre-tokenizer of that name).
+
+    >>> p = ByteLevel(add_prefix_space=False, trim_offsets=True)
+    >>> p.process_offsets([0, 1], [(0, 2), (2, 7)], ["My", "Ġname"], add_special_tokens=False)
+    [(0, 2), (3, 7)]
+    """
 
     type_name = "ByteLevel"
 
-    def __init__(self, **options: object) -> None:
-        self.options = options
+    def __init__(self, *, add_prefix_space: bool = True, trim_offsets: bool = True, use_regex: bool = True) -> None:
+        self.add_prefix_space, self.trim_offsets, self.use_regex = add_prefix_space, trim_offsets, use_regex
 
     def process(self, ids: list[int]) -> list[int]:
         return ids
@@ -190,15 +250,39 @@ class ByteLevel(PostProcessor):
     def added_ids(self) -> tuple[list[int], list[int]]:
         return [], []
 
+    @property
+    def trims_offsets(self) -> bool:
+        return self.trim_offsets
+
+    def process_offsets(
+        self,
+        ids: list[int],
+        offsets: Spans,
+        spellings: Seq[str | None],
+        *,
+        add_special_tokens: bool,
+    ) -> Spans:
+        if not self.trim_offsets:
+            return offsets
+        return trim_spaces(ids, offsets, spellings, add_prefix_space=self.add_prefix_space)
+
     def to_json(self) -> dict[str, object]:
-        return {"type": "ByteLevel", **self.options}
+        return {
+            "type": "ByteLevel",
+            "add_prefix_space": self.add_prefix_space,
+            "trim_offsets": self.trim_offsets,
+            "use_regex": self.use_regex,
+        }
 
     @classmethod
     def from_json(
         cls, obj: JsonObject, path: str = "post_processor", *, build: Build[PostProcessor] | None = None
     ) -> ByteLevel:
-        """Every field is kept as it is, for saving."""
-        return cls(**{k: v for k, v in obj.items() if k != "type"})
+        return cls(
+            add_prefix_space=field(obj, "add_prefix_space", bool, path),
+            trim_offsets=field(obj, "trim_offsets", bool, path),
+            use_regex=field(obj, "use_regex", bool, path, True),
+        )
 
 
 class Sequence(PostProcessor):
@@ -222,6 +306,23 @@ class Sequence(PostProcessor):
             before = b + before
             after = after + a
         return before, after
+
+    @property
+    def trims_offsets(self) -> bool:
+        return any(p.trims_offsets for p in self.processors)
+
+    def process_offsets(
+        self,
+        ids: list[int],
+        offsets: Spans,
+        spellings: Seq[str | None],
+        *,
+        add_special_tokens: bool,
+    ) -> Spans:
+        for p in self.processors:
+            if p.trims_offsets:
+                offsets = p.process_offsets(ids, offsets, spellings, add_special_tokens=add_special_tokens)
+        return offsets
 
     def to_json(self) -> dict[str, object]:
         return {"type": "Sequence", "processors": [p.to_json() for p in self.processors]}

@@ -78,7 +78,7 @@ from typing import TYPE_CHECKING, Final
 import regex
 
 if TYPE_CHECKING:
-    from .added_vocabulary import Matcher
+    from .added_vocabulary import Matcher, Trie
     from .pipeline import Pipeline
     from .specials import SpecialPolicy
 
@@ -339,12 +339,13 @@ class Stability:
     for space-run pipelines).
     """
 
-    __slots__ = ("_holds", "_pipeline", "_plain")
+    __slots__ = ("_holds", "_pipeline", "_plain", "_trie_holds")
 
     def __init__(self, pipeline: Pipeline) -> None:
         self._pipeline = pipeline
         self._plain: PlainRule | None = None
         self._holds: dict[tuple[frozenset[str], frozenset[str]], SpecialHold] = {}
+        self._trie_holds: dict[int, tuple[Trie, SpecialHold]] = {}
 
     def cut(self, text: str, policy: SpecialPolicy, matcher: Matcher | None, first: bool) -> tuple[int, bool]:
         limit = len(text)
@@ -365,7 +366,12 @@ class Stability:
             plain = self._plain
             if plain is None:
                 plain = self._plain = plain_rule(self._pipeline)
-            cut = plain(text[start:limit], first or start > 0)
+            opens = first or start > 0
+            cut = plain(text[start:limit], opens)
+            normalizer = self._pipeline.normalizer
+            if cut > 0 and matcher is not None and matcher.normalized is not None and normalizer is not None:
+                normalize = normalizer.normalize if opens else normalizer.normalize_continued
+                cut = self._normalized_cut(text[start:limit], cut, opens, normalize, plain, matcher.normalized)
         if cut > 0:
             return start + cut, False
         if start > 0:
@@ -373,13 +379,20 @@ class Stability:
         return 0, first
 
     def _hold(self, policy: SpecialPolicy, matcher: Matcher | None) -> SpecialHold:
-        """The ``SpecialHold`` of the call's tokens and disallowed literals."""
+        """The ``SpecialHold`` of the call's literals matched in the input (the raw
+        tokens', and with no normalizer the normalized ones' too) and the disallowed
+        literals."""
         # The two sets, not their union: callers pass the same (cached) frozensets, whose
         # hashes are cached and compare by identity.
         key = (policy.allowed, policy.disallowed)
         hold = self._holds.get(key)
         if hold is None:
-            literals = [t.content for t in matcher.tokens] if matcher is not None else []
+            literals: list[str] = []
+            if matcher is not None:
+                if matcher.raw is not None:
+                    literals += matcher.raw.literals
+                if matcher.normalized is not None and self._pipeline.normalizer is None:
+                    literals += matcher.normalized.literals
             if len(self._holds) >= 64:  # callers passing fresh sets each time
                 self._holds.clear()
             hold = self._holds[key] = SpecialHold([*literals, *policy.disallowed])
@@ -387,19 +400,63 @@ class Stability:
 
     def _open_section(self, text: str, limit: int, policy: SpecialPolicy, matcher: Matcher) -> tuple[int, int]:
         """``(start, limit)``: where the last section of ``text[:limit]`` that appended
-        text can still change starts (after the last added token the call matches),
-        and the end of what is final at most (a literal may be completing). ``start``
-        is -1 when a ``single_word`` token rules streaming out."""
+        text can still change starts (after the last added token the call matches in
+        the input: a raw one, or with no normalizer a normalized one, found in the
+        pieces between raw ones), and the end of what is final at most (a literal may
+        be completing). ``start`` is -1 when a ``single_word`` token rules streaming
+        out."""
         if matcher.has_single_word:
             return -1, limit
         limit = self._hold(policy, matcher).hold(text, limit)
         if matcher.has_lstrip:  # a later token may take the whitespace before it
             limit = min(limit, len(text[:limit].rstrip(WHITESPACE)))
+        second = matcher.normalized if self._pipeline.normalizer is None else None
+        if not matcher.may_match(text, 0, limit) and (second is None or not second.may_match(text, 0, limit)):
+            return 0, limit
         start = 0
-        if matcher.may_match(text, 0, limit):
-            for a, b, token in matcher.finditer(text, 0, limit):
-                if token.rstrip and b == limit:  # more whitespace may follow
-                    limit = a
-                    break
-                start = b
+        head = text[:limit]
+        for a, b, token in matcher.spans(head):
+            if token is None:
+                if second is None or not second.may_match(head, a, b):
+                    continue
+                found = [(a + c, a + d, t) for c, d, t in second.spans(head[a:b]) if t is not None]
+            else:
+                found = [(a, b, token)]
+            for c, d, t in found:
+                if t.rstrip and d == limit:  # more whitespace may follow
+                    return start, c
+                start = max(start, d)
         return start, limit
+
+    def _normalized_cut(
+        self, section: str, cut: int, opens: bool, normalize: Callable[[str], str], plain: PlainRule, trie: Trie
+    ) -> int:
+        """The largest cut at most ``cut`` (a cut of the plain rule in ``section``, the
+        text after the last raw token) that no normalized added token (``trie``) can
+        cross: the normalized text before it ends with no proper prefix of a
+        normalized literal, no whitespace a later ``lstrip`` token could take, and no
+        match (its ``rstrip`` may grow, and the text after a match is pre-tokenized as
+        a piece of its own, which a continuation is not). A cut that fails gives way to
+        the plain rule's cut of the text before it (a cut of a prefix is a cut of the
+        whole), up to 8 times."""
+        hold = self._trie_holds.get(id(trie))
+        if hold is None or hold[0] is not trie:
+            if len(self._trie_holds) >= 64:
+                self._trie_holds.clear()
+            hold = self._trie_holds[id(trie)] = (trie, SpecialHold(trie.literals))
+        for _ in range(8):
+            head = normalize(section[:cut])
+            n = len(head)
+            final = hold[1].hold(head, n) == n
+            if final and trie.has_lstrip and head and head[-1] in WHITESPACE:
+                final = False
+            if final and trie.may_match(head):
+                # A match ending at the cut: its rstrip may take more, and the text after
+                # it is a piece of its own (pre-tokenized afresh, not continued).
+                final = not any(t is not None and b == n for _, b, t in trie.spans(head))
+            if final:
+                return cut
+            cut = plain(section[: cut - 1], opens) if cut > 1 else 0
+            if cut <= 0:
+                return 0
+        return 0

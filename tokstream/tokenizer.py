@@ -108,7 +108,9 @@ class Tokenizer:
             )
         self._n_vocab = n_vocab
         self._special_tokens = dict(pipeline.added.special_tokens)
-        special_ids = frozenset(self._special_tokens.values())
+        # The ids decode(skip_special_tokens=True) drops: tokenizers drops an id whose
+        # spelling is a special's content (a normalized special spelled otherwise stays).
+        special_ids = pipeline.added.skip_ids
         self._vocab = Vocabulary(
             pipeline.token_bytes_table,
             n_vocab=n_vocab,
@@ -184,7 +186,7 @@ class Tokenizer:
 
         data, name = read_sentencepiece_file(path)
         return cls(
-            pipeline=sentencepiece_pipeline(data, name=name),
+            pipeline=sentencepiece_pipeline(data, name=name, source=os.path.basename(path)),
             name=name,
             recipe=(_from_sentencepiece_bytes, (data, name)),
             source_bytes=data,
@@ -293,7 +295,8 @@ class Tokenizer:
         match) are covered whole, where ``tokenizers`` gives only their first or last
         character; a token made only of inserted text (a prepended ``▁``) is
         zero-width where it was inserted. An added token covers its match, with the
-        whitespace its ``lstrip``/``rstrip`` took; special tokens the post-processor
+        whitespace its ``lstrip``/``rstrip`` took (a normalized one, the characters its
+        match in normalized text came from); special tokens the post-processor
         adds (``add_special_tokens=True``) get ``(0, 0)``, as in ``tokenizers``.
 
         >>> tok = __import__("tokstream").load("cl100k_base")
@@ -311,6 +314,9 @@ class Tokenizer:
             if len(fixed) != len(text):
                 back = _surrogate_index_map(text)
                 offsets = [(back[a], back[b]) for a, b in offsets]
+        post = self.pipeline.post_processor
+        if post is not None and post.trims_offsets:  # ByteLevel's trim_offsets (processors notes)
+            offsets = post.process_offsets(ids, offsets, self._vocab.spellings, add_special_tokens=add_special_tokens)
         if add_special_tokens:
             before, after = self.pipeline.added_ids
             ids = self.pipeline.post_process(ids)
@@ -319,24 +325,7 @@ class Tokenizer:
 
     def _offsets(self, text: str, matcher: Matcher | None) -> tuple[list[int], list[tuple[int, int]]]:
         """Ids and offsets of policy-checked ``text``: an added token spans its match."""
-        pipeline = self.pipeline
-        table = self._vocab.table
-        if matcher is None:
-            return pipeline.encode_plain_offsets(text, table=table)
-        ids: list[int] = []
-        offsets: list[tuple[int, int]] = []
-        pos = 0
-        for piece, token in matcher.split(text):
-            end = pos + len(piece)
-            if token is None:
-                more_ids, more = pipeline.encode_plain_offsets(piece, pos, table=table)
-                ids += more_ids
-                offsets += more
-            else:
-                ids.append(token.id)
-                offsets.append((pos, end))
-            pos = end
-        return ids, offsets
+        return self.pipeline.encode_offsets(text, matcher, table=self._vocab.table)
 
     def _encode_part(self, text: str, matcher: Matcher | None, continued: bool) -> list[int]:
         """Ids of policy-checked ``text``; ``continued`` when it continues a cut.

@@ -289,3 +289,183 @@ def test_variants_match_tokenizers(name: str, edit: str, text: str) -> None:
     ours, ref = _variants[name, edit]
     assert_same(ours, ref, text)
     assert_same(ours, ref, "1a b ka b  " + text + " za bar, World! 12345 ")
+
+
+# ------------------------------------------------------------------ hostile files
+#
+# What tokenizers (serde_json) refuses that Python's json reads, and errors that used
+# to escape as internal exceptions or without the file's name. The hang and memory
+# cases are in test_hostile_files.py, the mutation fuzzer in test_mutation_fuzz.py.
+
+
+def _refused(path: Path, *parts: str) -> TokenizerFileError:
+    with pytest.raises(TokenizerFileError) as info:
+        Tokenizer.from_file(path)
+    message = str(info.value)
+    assert message.startswith(str(path)), message
+    for part in parts:
+        assert part in message, (part, message)
+    return info.value
+
+
+def _tokenizers_refuses(path: Path) -> None:
+    with pytest.raises(Exception):
+        tokenizers.Tokenizer.from_file(str(path))
+
+
+def _small_bytes(tmp_path: Path) -> bytes:
+    return json.dumps(_small(tmp_path)).encode()
+
+
+def test_bytes_that_are_not_utf8(tmp_path: Path) -> None:
+    """Used to escape as UnicodeDecodeError."""
+    data = _small_bytes(tmp_path)
+    at = data.index(b'"version"') + 2
+    path = tmp_path / "latin1.json"
+    path.write_bytes(data[:at] + b"\xe9" + data[at:])
+    _tokenizers_refuses(path)
+    _refused(path, f"byte {at}: not UTF-8")
+
+
+def test_a_sentencepiece_model_read_as_tokenizer_json(tmp_path: Path) -> None:
+    """``from_file`` on a binary .model raised UnicodeDecodeError."""
+    path = tmp_path / "tokenizer.model"
+    path.write_bytes(fixture_file("spm/spm_botchan_en_bpe_1000.model").read_bytes())
+    _refused(path, "not UTF-8", "a SentencePiece .model?", "from_sentencepiece")
+
+
+def test_byte_order_mark(tmp_path: Path) -> None:
+    """json.loads of bytes skips a BOM; tokenizers refuses the file, so do we."""
+    path = tmp_path / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + _small_bytes(tmp_path))
+    _tokenizers_refuses(path)
+    _refused(path, "BOM")
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_nan_and_infinity_are_not_json(tmp_path: Path, constant: str) -> None:
+    text = json.dumps(_small(tmp_path)).replace('"dropout": null', f'"dropout": {constant}')
+    assert constant in text
+    path = tmp_path / "nan.json"
+    path.write_text(text, "utf-8")
+    _tokenizers_refuses(path)
+    _refused(path, constant.lstrip("-"), "not JSON")
+
+
+def test_lone_surrogate_escape(tmp_path: Path) -> None:
+    obj = _small(tmp_path)
+    obj["model"]["vocab"]["\ud800"] = len(obj["model"]["vocab"])  # type: ignore[index]
+    path = tmp_path / "surrogate.json"
+    path.write_text(json.dumps(obj), "utf-8")  # ensure_ascii: written as \ud800
+    assert "\\ud800" in path.read_text("utf-8")
+    _tokenizers_refuses(path)
+    _refused(path, "line 1, column", "\\ud800 escapes a lone surrogate")
+
+
+def test_surrogate_pair_escapes_load(tmp_path: Path) -> None:
+    obj = _small(tmp_path)
+    obj["model"]["vocab"]["\U0001f600"] = len(obj["model"]["vocab"])  # type: ignore[index]
+    added = {"single_word": False, "lstrip": False, "rstrip": False, "normalized": False, "special": True}
+    obj["added_tokens"] = [{"id": 0, "content": "\\\\ud800", **added}]  # text, not an escape
+    text = json.dumps(obj)
+    assert "\\ud83d\\ude00" in text
+    ref = tokenizers.Tokenizer.from_str(text)
+    ours = Tokenizer.from_str(text)
+    assert ours.token_to_id("\U0001f600") == ref.token_to_id("\U0001f600")
+    assert ours.token_to_id("\\\\ud800") == ref.token_to_id("\\\\ud800")
+
+
+@pytest.mark.parametrize("bad", [-1, 2**32])
+def test_added_token_id_must_be_u32(tmp_path: Path, bad: int) -> None:
+    """tokenizers ignores the written id but reads it as a u32."""
+    obj = _small(tmp_path)
+    obj["added_tokens"] = [{"id": bad, "content": "<x>", "special": True}]
+    path = _write(tmp_path, obj)
+    _tokenizers_refuses(path)
+    _refused(path, "added_tokens[0].id", str(bad))
+
+
+def test_unknown_type_is_a_file_error(tmp_path: Path) -> None:
+    """An unknown component type is both a NotImplementedError (as before) and a
+    TokenizerFileError naming the file (it was not a TokstreamError)."""
+    from tokstream.errors import UnsupportedComponentError
+
+    obj = _small(tmp_path)
+    obj["decoder"] = {"type": "Sequence", "decoders": [{"type": "Fuse"}, {"type": "Nope"}]}
+    error = _refused(_write(tmp_path, obj), "decoder.decoders[1]", "'Nope' is not supported")
+    assert isinstance(error, UnsupportedComponentError) and isinstance(error, NotImplementedError)
+
+
+def test_sequence_member_null(tmp_path: Path) -> None:
+    """A null member: the file names its path; a Sequence read with the stage
+    dispatcher as its ``build`` (which reads null as "no stage") refuses it too, rather
+    than hold a None that fails at decode with AttributeError."""
+    from tokstream import decoders
+
+    obj = _small(tmp_path)
+    obj["decoder"] = {"type": "Sequence", "decoders": [{"type": "Fuse"}, None]}
+    path = _write(tmp_path, obj)
+    _tokenizers_refuses(path)
+    _refused(path, "decoder.decoders[1]", "null")
+    with pytest.raises(TokenizerFileError, match=r"decoder\.decoders\[1\]: expected a component object, got null"):
+        decoders.Sequence.from_json(obj["decoder"], "decoder", build=decoders.decoder_from_json)  # type: ignore[arg-type]
+
+
+def test_component_errors_name_the_file(tmp_path: Path) -> None:
+    obj = _small(tmp_path)
+    obj["normalizer"] = {"type": "Replace", "pattern": {"Regex": "("}, "content": "x"}
+    _refused(_write(tmp_path, obj), "normalizer: Replace pattern '(' does not compile")
+
+
+@pytest.mark.parametrize("key", ["String", "Regex"])
+def test_replace_pattern_matching_empty_text_is_refused(tmp_path: Path, key: str) -> None:
+    """It would insert between every two characters; tokenizers doubles the first
+    insertion under ByteLevel (``"__H"``) or panics under Llama 3's pre-tokenizer."""
+    obj = _small(tmp_path)
+    obj["normalizer"] = {"type": "Replace", "pattern": {key: "" if key == "String" else "x*"}, "content": "_"}
+    _refused(_write(tmp_path, obj), "matches the empty string")
+
+
+def test_empty_prepend_matches_tokenizers() -> None:
+    obj = json.loads(fixture_text("hf/mistral_7b_v1_tokenizer.json"))
+    obj["normalizer"]["normalizers"][0]["prepend"] = ""
+    text = json.dumps(obj)
+    ref = tokenizers.Tokenizer.from_str(text)
+    ours = Tokenizer.from_str(text)
+    for sample in ["Hello world", " leading space", "日本語"]:
+        assert ours.encode(sample, add_special_tokens=True) == ref.encode(sample).ids
+
+
+def test_empty_wordpiece_prefix_matches_tokenizers() -> None:
+    obj = json.loads(fixture_text("hf/bert_minilm_tokenizer.json"))
+    obj["padding"] = obj["truncation"] = None
+    obj["model"]["continuing_subword_prefix"] = ""
+    obj["decoder"]["prefix"] = ""
+    text = json.dumps(obj)
+    ref = tokenizers.Tokenizer.from_str(text)
+    ours = Tokenizer.from_str(text)
+    for sample in ["unaffable xyzzy", "Hello, world!", "日本語"]:
+        want = ref.encode(sample).ids
+        assert ours.encode(sample, add_special_tokens=True) == want
+        assert ours.decode(want, skip_special_tokens=True) == ref.decode(want)
+
+
+def test_post_processor_id_outside_the_vocabulary(tmp_path: Path) -> None:
+    """tokenizers emits it as written; it came out of our encode too, then failed
+    decode (and would fail masks and the model's embedding)."""
+    obj = json.loads(fixture_text("hf/bert_minilm_tokenizer.json"))
+    for spec in obj["post_processor"]["special_tokens"].values():
+        spec["ids"] = [100_000_000]
+    path = _write(tmp_path, obj)
+    assert tokenizers.Tokenizer.from_file(str(path)).encode("hi").ids[0] == 100_000_000
+    _refused(path, "post_processor: special token id 100000000 is not in the vocabulary (n_vocab=30522)")
+
+
+@pytest.mark.parametrize("stage", ["pre_tokenizer", "decoder"])
+def test_metaspace_prepend_scheme_is_one_of_three(tmp_path: Path, stage: str) -> None:
+    """The decoder read any string (the pre-tokenizer's constructor checked it)."""
+    obj = json.loads(fixture_text("hf/botchan_unigram_1000_tokenizer.json"))
+    obj[stage]["prepend_scheme"] = "sometimes"
+    path = _write(tmp_path, obj)
+    _tokenizers_refuses(path)
+    _refused(path, f"{stage}.prepend_scheme: expected 'always', 'first' or 'never'")

@@ -876,7 +876,7 @@ def _error(data: bytes, source: str = "bad.model") -> str:
         pytest.param(
             UNK, f"bad.model, byte {len(UNK)}, trainer_spec: the file ends without trainer_spec", id="no trainer_spec"
         ),
-        pytest.param(b"", "bad.model, byte 0, trainer_spec: the file ends without", id="empty"),
+        pytest.param(b"", "bad.model: not a SentencePiece model: the file is empty", id="empty"),
         pytest.param(
             UNK + tag(1, LEN) + b"\x80" * 3,
             f"bad.model, byte {len(UNK) + 1}, pieces[1]: varint runs past the end of the file",

@@ -261,3 +261,85 @@ def test_fingerprint_and_pickle(name: str) -> None:
 
 def test_fingerprints_differ_between_models() -> None:
     assert len({pair(name)[0].fingerprint for name in MODELS}) == len(MODELS)
+
+
+# ------------------------------------------------------------------ hostile files
+
+
+def _field(number: int, payload: bytes) -> bytes:
+    """A length-delimited protobuf field (the varint length written out by hand)."""
+    from protowire import put_varint
+
+    return put_varint(number << 3 | 2) + put_varint(len(payload)) + payload
+
+
+@pytest.mark.parametrize("unk_id", [3, 5000])
+def test_unknown_id_is_the_unknown_pieces(tmp_path, unk_id: int) -> None:  # type: ignore[no-untyped-def]
+    """sentencepiece takes the unknown id from the UNKNOWN piece; ``trainer_spec.unk_id``
+    is the trainer's. A second trainer_spec (merged, as protobuf does) that sets it to
+    another piece gave other ids, and past the pieces an IndexError."""
+    from protowire import put_varint
+
+    data = fixture_file("spm/spm_botchan_en_bpe_1000.model").read_bytes()
+    data += _field(2, put_varint(40 << 3) + put_varint(unk_id))  # trainer_spec.unk_id
+    path = tmp_path / "unk.model"
+    path.write_bytes(data)
+    ref = spm.SentencePieceProcessor(model_file=str(path))
+    ours = Tokenizer.from_sentencepiece(path)
+    for text in ["Hello \u2603 world", "日本語", "plain"]:
+        assert ours.encode(text, disallowed_special=()) == ref.encode(text)
+
+
+def test_errors_name_the_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """They named the stem ("cut, byte 12"), not the file."""
+    data = fixture_file("spm/spm_botchan_en_bpe_1000.model").read_bytes()
+    path = tmp_path / "cut.model"
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(tokstream.TokenizerFileError, match=r"^cut\.model, byte \d+"):
+        Tokenizer.from_sentencepiece(path)
+
+
+def test_charsmap_errors_name_the_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The charsmap's own checks (a string table that is not UTF-8) named no file."""
+    from protowire import fields
+
+    data = fixture_file("spm/spm_botchan_en_bpe_1000.model").read_bytes()
+    spec = next((s, e, p) for n, s, e, p in fields(data) if n == 3)  # normalizer_spec
+    inner = data[spec[2] : spec[1]]
+    _, start, end, payload = next(f for f in fields(inner) if f[0] == 2)  # precompiled_charsmap
+    charsmap = bytearray(inner[payload:end])
+    charsmap[-3] = 0xFF  # inside the last normalized string
+    new_inner = inner[:start] + _field(2, bytes(charsmap)) + inner[end:]
+    path = tmp_path / "charsmap.model"
+    path.write_bytes(data[: spec[0]] + _field(3, new_inner) + data[spec[1] :])
+    with pytest.raises(tokstream.TokenizerFileError, match=r"^charsmap\.model: precompiled_charsmap: .*not UTF-8"):
+        Tokenizer.from_sentencepiece(path)
+
+
+@pytest.mark.parametrize(
+    ("data", "hint"),
+    [
+        (b"hello world\n" * 10, "not a SentencePiece model: it starts with b'hello world"),
+        (b'{"version": "1.0", "model": {}}', "not a SentencePiece model (it looks like JSON"),
+        (b"", "not a SentencePiece model: the file is empty"),
+    ],
+)
+def test_not_a_sentencepiece_model(tmp_path, data: bytes, hint: str) -> None:  # type: ignore[no-untyped-def]
+    """Said ``field 13 is a group (wire type 4)``."""
+    path = tmp_path / "other.model"
+    path.write_bytes(data)
+    with pytest.raises(tokstream.TokenizerFileError, match=r"^other\.model: ") as info:
+        Tokenizer.from_sentencepiece(path)
+    assert hint in str(info.value)
+
+
+def test_unsupported_model_type_names_the_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from protowire import put_varint
+
+    from tokstream.errors import UnsupportedComponentError
+
+    data = fixture_file("spm/spm_botchan_en_bpe_1000.model").read_bytes()
+    path = tmp_path / "word.model"
+    path.write_bytes(data + _field(2, put_varint(3 << 3) + put_varint(3)))  # model_type WORD
+    with pytest.raises(UnsupportedComponentError, match=r"^word\.model: SentencePiece model type WORD"):
+        Tokenizer.from_sentencepiece(path)

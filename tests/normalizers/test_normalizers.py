@@ -122,7 +122,16 @@ def ref_offsets(obj: dict, text: str) -> list[tuple[int, int]]:
     return reference(json.dumps(obj)).encode(text, add_special_tokens=False).offsets
 
 
+#: Configurations whose pattern matches the empty string: ``from_json`` refuses them
+#: (tokenizers' pipeline doubles or panics on them under ByteLevel), the constructor
+#: builds them, and the normalizer alone matches tokenizers'.
+EMPTY_MATCHING = {"Replace-empty-string", "Replace-regex-empty"}
+
+
 def ours(obj: dict) -> Normalizer:
+    if any(obj is CONFIGS[name] for name in EMPTY_MATCHING):
+        ((kind, text),) = obj["pattern"].items()
+        return Replace(text, obj["content"], is_regex=kind == "Regex")
     n = normalizer_from_json(obj)
     assert n is not None
     return n
@@ -726,7 +735,11 @@ def test_json_round_trip(name):
     obj = CONFIGS[name]
     n = ours(obj)
     assert n.to_json() == obj
-    assert normalizer_from_json(n.to_json()) == n
+    if name in EMPTY_MATCHING:
+        with pytest.raises(TokenizerFileError, match=r"normalizer\.pattern: .* matches the empty string"):
+            normalizer_from_json(n.to_json())
+    else:
+        assert normalizer_from_json(n.to_json()) == n
     # The same object tokenizers writes back.
     written = json.loads(reference(json.dumps(obj)).to_str())["normalizer"]
     assert n.to_json() == written
@@ -767,7 +780,7 @@ def test_json_null_and_defaults():
             {"type": "Sequence", "normalizers": [{"type": "NFC"}, {"type": "Prepend"}]},
             r"normalizer\.normalizers\[1\]: missing field 'prepend'",
         ),
-        ({"type": "Sequence", "normalizers": [None]}, r"normalizers\[0\]: expected a normalizer"),
+        ({"type": "Sequence", "normalizers": [None]}, r"normalizers\[0\]: expected a component object, got null"),
         (
             {
                 "type": "BertNormalizer",

@@ -44,3 +44,53 @@ def test_bert_ascii_path_equals_general_path() -> None:
     # The ASCII translation must agree with the full class on every ASCII character.
     text = "".join(f"a{chr(c)}b {chr(c)}.{chr(c)}" for c in range(128))
     assert ours.BertPreTokenizer._findall_ascii(text) == ours.BertPreTokenizer._findall(text)
+
+
+# ------------------------------------------------------------------ empty matches
+
+_BEHAVIORS = {
+    "Removed": "removed",
+    "Isolated": "isolated",
+    "MergedWithPrevious": "merged_with_previous",
+    "MergedWithNext": "merged_with_next",
+    "Contiguous": "contiguous",
+}
+_EMPTY_MATCHING = [
+    ("", False),
+    ("", True),
+    ("x*", True),
+    ("a*", True),
+    ("a|", True),
+    ("|a", True),
+    ("a??", True),
+    (r"\b", True),
+    ("(?=a)", True),
+    ("(?=a)|a", True),
+    ("$", True),
+    ("^", True),
+    (r"\s*", True),
+]
+
+
+@pytest.mark.parametrize("behavior", list(_BEHAVIORS))
+@pytest.mark.parametrize("invert", [False, True])
+@pytest.mark.parametrize(("pattern", "is_regex"), _EMPTY_MATCHING)
+def test_split_on_empty_matches_as_tokenizers(pattern: str, is_regex: bool, behavior: str, invert: bool) -> None:
+    """An empty match parts the text around it, and matches only where Oniguruma finds
+    one (none right after a match): with Contiguous, ``""`` used to keep the text whole
+    where tokenizers splits between every two characters."""
+    tokenizers = pytest.importorskip("tokenizers")
+    theirs = hf.Split(tokenizers.Regex(pattern) if is_regex else pattern, _BEHAVIORS[behavior], invert=invert)
+    mine = ours.Split(pattern, behavior, invert=invert, is_regex=is_regex)
+    for text in ["hello  aab", "a", "", "ba a", "aa a  bxb", "日本 語aa", "é\u0301a"]:
+        want = theirs.pre_tokenize_str(text)
+        assert mine.pre_tokenize([text]) == [s for s, _ in want], text
+        spans = [(i, i + 1) for i in range(len(text))]
+        assert [(p, (s[0][0], s[-1][1])) for p, s in mine.pre_tokenize_spans([(text, spans)])] == want, text
+
+
+def test_metaspace_replacement_is_one_character() -> None:
+    """An empty replacement looped forever in ``pre_tokenize``."""
+    for bad in ("", "ab"):
+        with pytest.raises(ValueError, match="one character"):
+            ours.Metaspace(replacement=bad)

@@ -29,7 +29,10 @@ bool other than 0/1, an int32 or enum out of its 32-bit range, an unknown piece 
 type (proto2 would keep the default), and invalid UTF-8 in a string. A file without
 ``trainer_spec`` or ``normalizer_spec`` is refused as truncated: sentencepiece always writes
 both, after the pieces, so only a cut file lacks them (a cut that lands exactly on a field
-boundary after them cannot be told from a complete file; such a prefix parses).
+boundary after them cannot be told from a complete file; such a prefix parses). A file
+that fails before its first piece and does not start as every ``.model`` does (``0x0a``,
+the first piece's tag) is reported as ``not a SentencePiece model``, with its first
+bytes (a ``tokenizer.json``, a text file), rather than by the wire-format detail.
 
 It also makes the checks sentencepiece makes when it loads a model (``InitializePieces``):
 an empty piece, a piece defined twice, no or two ``UNKNOWN`` pieces, a ``BYTE`` piece that
@@ -583,8 +586,27 @@ def parse_sentencepiece(data: bytes, source: str = "<bytes>") -> SentencePieceMo
     """
     if not isinstance(data, bytes):
         data = bytes(data)  # bytearray, memoryview: slices must be bytes
-    size = len(data)
+    if not data:
+        raise TokenizerFileError(f"{source}: not a SentencePiece model: the file is empty")
     pieces = _Pieces()
+    try:
+        return _parse(data, source, pieces)
+    except TokenizerFileError as e:
+        if pieces.texts or data[0] == 0x0A:
+            raise
+        # Every .model starts with its first piece (field 1, length-delimited: 0x0a);
+        # damage before any piece in a file that does not is most likely no .model.
+        hint = ""
+        if data.lstrip()[:1] in (b"{", b"["):
+            hint = " (it looks like JSON: a tokenizer.json? Tokenizer.from_file reads those)"
+        detail = str(e).removeprefix(f"{source}, ")
+        raise TokenizerFileError(
+            f"{source}: not a SentencePiece model{hint}: it starts with {data[:12]!r}; {detail}"
+        ) from e
+
+
+def _parse(data: bytes, source: str, pieces: _Pieces) -> SentencePieceModel:
+    size = len(data)
     # Sub-message values by field number; a sub-message seen twice is merged, as in protobuf.
     specs: dict[int, dict[str, Any]] = {}
     pos = 0

@@ -60,14 +60,15 @@ from ..models.sentencepiece import PieceType, SentencePieceBPE, SentencePieceUni
 from ..normalizers.sentencepiece import SentencePieceNormalizer
 from ..pipeline import Pipeline
 from ..pre_tokenizers.sentencepiece import SpaceRunCut, cuttable
-from . import gc_paused
+from . import gc_paused, reading
 from .sentencepiece import parse_sentencepiece
 
 __all__ = ["read_sentencepiece_file", "sentencepiece_pipeline"]
 
 
 def read_sentencepiece_file(path: str | os.PathLike[str]) -> tuple[bytes, str]:
-    """A ``.model`` file's bytes and its name (the file's stem)."""
+    """A ``.model`` file's bytes and its name (the file's stem; pass the file's own
+    name as ``sentencepiece_pipeline``'s ``source``)."""
     source = os.fspath(path)
     try:
         with open(source, "rb") as f:
@@ -77,24 +78,29 @@ def read_sentencepiece_file(path: str | os.PathLike[str]) -> tuple[bytes, str]:
     return data, os.path.basename(source).removesuffix(".model")
 
 
-def sentencepiece_pipeline(data: bytes, *, name: str) -> Pipeline:
-    """The pipeline of a ``.model`` file's bytes (``name`` for errors)."""
-    with gc_paused():
-        return _pipeline(data, name)
+def sentencepiece_pipeline(data: bytes, *, name: str, source: str | None = None) -> Pipeline:
+    """The pipeline of a ``.model`` file's bytes; ``source`` (the file's name, by
+    default ``name``) starts every error message."""
+    source = source or name
+    with reading(source), gc_paused():
+        return _pipeline(data, source)
 
 
-def _pipeline(data: bytes, name: str) -> Pipeline:
-    m = parse_sentencepiece(data, name)
+def _pipeline(data: bytes, source: str) -> Pipeline:
+    m = parse_sentencepiece(data, source)
     pieces = [(p.piece, float(p.score), int(p.type)) for p in m.pieces]
+    kinds = [k for _, _, k in pieces]
+    # As sentencepiece: the unknown id is the UNKNOWN piece's (exactly one, checked by
+    # the reader), not trainer_spec.unk_id, which only the trainer reads.
+    unk_id = kinds.index(PieceType.UNKNOWN)
     model_type = int(m.model_type)
     model: Model
     if model_type == 2:
-        model = SentencePieceBPE(pieces, unk_id=m.unk_id, byte_fallback=m.byte_fallback)
+        model = SentencePieceBPE(pieces, unk_id=unk_id, byte_fallback=m.byte_fallback)
     elif model_type == 1:
-        model = SentencePieceUnigram(pieces, unk_id=m.unk_id, byte_fallback=m.byte_fallback)
+        model = SentencePieceUnigram(pieces, unk_id=unk_id, byte_fallback=m.byte_fallback)
     else:
-        raise NotImplementedError(f"{name}: SentencePiece model type {model_type} is not supported")
-    kinds = [k for _, _, k in pieces]
+        raise NotImplementedError(f"SentencePiece model type {m.model_type.name} is not supported")
     normalizer = SentencePieceNormalizer(
         precompiled_charsmap=m.precompiled_charsmap,
         user_defined=[t for t, _, k in pieces if k == PieceType.USER_DEFINED],
@@ -114,7 +120,7 @@ def _pipeline(data: bytes, name: str) -> Pipeline:
     ]
     decoder = SentencePieceDecoder(
         control={t for t, _, k in pieces if k == PieceType.CONTROL},
-        unk=pieces[m.unk_id][0],
+        unk=pieces[unk_id][0],
         unk_surface=m.unk_surface,
         byte_pieces={t for t, k in zip((p for p, _, _ in pieces), kinds) if k == PieceType.BYTE},
         add_dummy_prefix=m.add_dummy_prefix,

@@ -3,12 +3,13 @@
 - ``ranks.py``: tiktoken's byte-level BPE over merge ranks (rank files);
 - ``bpe.py``: Hugging Face's BPE over an ordered merge list;
 - ``wordpiece.py``: greedy longest match (BERT);
+- ``wordlevel.py``: one vocabulary entry per pre-token;
 - ``unigram.py``: a unigram language model (Viterbi, sampling, n-best);
 - ``sentencepiece.py``: SentencePiece's score-based BPE and its Unigram lattice;
 - ``base.py``: what the pipeline needs from every model, and what a model declares.
 
 ``model_from_json`` (here) builds a ``tokenizer.json`` ``"model"`` object by its type
-(``JSON_TYPES``: BPE, WordPiece, Unigram); each class's ``from_json`` reads its fields.
+(``JSON_TYPES``: BPE, WordPiece, WordLevel, Unigram); each class's ``from_json`` reads its fields.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from .bpe import BPE
 from .ranks import RankBPE, merges_for_ranks
 from .sentencepiece import PieceType, SentencePieceBPE, SentencePieceUnigram
 from .unigram import Unigram
+from .wordlevel import WordLevel
 from .wordpiece import WordPiece
 
 __all__ = [
@@ -34,13 +36,14 @@ __all__ = [
     "SentencePieceUnigram",
     "Spelling",
     "Unigram",
+    "WordLevel",
     "WordPiece",
     "merges_for_ranks",
     "model_from_json",
 ]
 
 #: ``tokenizer.json`` ``"type"`` -> class, for ``model_from_json``.
-JSON_TYPES: Final[Mapping[str, type[Model]]] = {cls.type_name: cls for cls in (BPE, WordPiece, Unigram)}
+JSON_TYPES: Final[Mapping[str, type[Model]]] = {cls.type_name: cls for cls in (BPE, WordPiece, WordLevel, Unigram)}
 
 
 def model_from_json(obj: object, path: str = "model") -> Model:

@@ -1,7 +1,11 @@
 """Hugging Face ``tokenizers``' BPE: a vocabulary plus an ordered merge list.
 
 Matches the Rust ``BPE::tokenize`` (class notes), with byte fallback, ``fuse_unk``,
-continuing-subword prefixes and end-of-word suffixes, ``ignore_merges`` and dropout.
+continuing-subword prefixes and end-of-word suffixes and ``ignore_merges``.
+
+Not here: ``dropout`` (subword regularization, a training-time option that makes
+encode random): a model with a dropout other than null or 0 is refused, since
+``tokenizers`` would give other ids on every call.
 
 Not here: tiktoken's rank-file BPE, which merges by the ranks of concatenated bytes
 (``ranks.py``), and SentencePiece's score-based BPE (``sentencepiece.py``).
@@ -74,8 +78,8 @@ class BPE(Model):
     into one when ``fuse_unk``), else it is dropped. Then the pair with the lowest
     merge rank, leftmost first, is merged until none is left. ``ignore_merges`` takes a
     piece that is itself in the vocabulary as one token (Llama 3 sets it).
-    ``dropout`` skips each candidate merge with that probability (subword
-    regularization; off by default; see ``encode_piece(..., rng=)``).
+    ``dropout`` may only be None or 0 (module notes). As ``tokenizers``, ``merges`` is
+    required in a ``tokenizer.json`` (it may be empty).
 
     Cost: building is O(V + M) for V tokens and M merges (a dict keyed by
     ``left_id * stride + right_id``; ~0.2 s for Llama 3's, module notes).
@@ -157,8 +161,12 @@ class BPE(Model):
         self.ignore_merges = ignore_merges
         self.continuing_subword_prefix = continuing_subword_prefix
         self.end_of_word_suffix = end_of_word_suffix
-        if dropout is not None and not 0.0 <= dropout <= 1.0:
-            raise ValueError(f"{where}.dropout: {dropout} is not a probability")
+        if dropout:
+            raise ValueError(
+                f"{where}.dropout: {dropout} is not supported: dropout is a training-time option "
+                f"(subword regularization) that makes encode random; set it to null to encode "
+                f"deterministically, as tokenizers does without it"
+            )
         self.dropout = dropout
         ids = vocab.values()
         if vocab and not (min(ids) >= 0 and max(ids) < MAX_ID):
@@ -229,12 +237,12 @@ class BPE(Model):
         the text before a run of ``c`` to the run, so ``encode_piece`` of a whole text
         equals the concatenation over its pieces ``c*[^c]+|c+``: SentencePiece-style
         BPE (no pre-tokenizer, ``▁`` for spaces) can then be cached per word. Returns
-        ``"▁"`` or ``" "`` when that holds, else None (also under dropout, prefixes or
+        ``"▁"`` or ``" "`` when that holds, else None (also under prefixes or
         suffixes, which depend on where a piece starts and ends).
 
         Cost: one pass over the vocabulary (~10 ms for 32k tokens).
         """
-        if self.dropout or self.continuing_subword_prefix or self.end_of_word_suffix:
+        if self.continuing_subword_prefix or self.end_of_word_suffix:
             return None
         for c in ("\u2581", " "):
             # c must be a token: an unknown c could fuse with an unknown before it.
@@ -261,9 +269,10 @@ class BPE(Model):
     def from_json(cls, obj: JsonObject, path: str = "model", *, build: Build[Model] | None = None) -> BPE:
         """Build from a ``tokenizer.json`` ``"model"`` object.
 
-        As ``tokenizers``: ``vocab`` is required (ids unique, in ``[0, 2**32)``);
-        ``merges`` may be absent, and is a list of ``"a b"`` strings (exactly one space)
-        or of ``[a, b]`` pairs; the options may be absent or null (their defaults);
+        As ``tokenizers``: ``vocab`` is required (ids unique, in ``[0, 2**32)``, dense:
+        ``json_fields.token_ids``); ``merges`` is required, a list of ``"a b"`` strings
+        (exactly one space) or of ``[a, b]`` pairs; the options may be absent or null
+        (their defaults), ``dropout`` null or 0 (module notes);
         ``type`` must be ``"BPE"`` when present; other keys are ignored. Malformed input
         raises ``TokenizerFileError`` (a ``ValueError``) naming the JSON path, ``path``
         being the object's own.
@@ -280,20 +289,28 @@ class BPE(Model):
         if o.get("type", "BPE") != "BPE":
             raise error(f"{path}.type", f"expected 'BPE', got {kind(o['type'])}")
         vocab = _unique_ids(token_ids(o, "vocab", path), path)
-        merges = field(o, "merges", list, path, [])
+        # The options first, so a bad option is named before a missing merge list.
+        unk_token = field(o, "unk_token", str, path, None)
+        byte_fallback = field(o, "byte_fallback", bool, path, False)
+        fuse_unk = field(o, "fuse_unk", bool, path, False)
+        ignore_merges = field(o, "ignore_merges", bool, path, False)
+        prefix = field(o, "continuing_subword_prefix", str, path, None)
+        suffix = field(o, "end_of_word_suffix", str, path, None)
+        dropout = field(o, "dropout", (int, float), path, None)
+        merges = field(o, "merges", list, path)
         self = cls.__new__(cls)
         try:
             self._setup(
                 vocab,
                 _json_merge_blocks(merges, path),
                 len(merges),
-                unk_token=field(o, "unk_token", str, path, None),
-                byte_fallback=field(o, "byte_fallback", bool, path, False),
-                fuse_unk=field(o, "fuse_unk", bool, path, False),
-                ignore_merges=field(o, "ignore_merges", bool, path, False),
-                continuing_subword_prefix=field(o, "continuing_subword_prefix", str, path, None),
-                end_of_word_suffix=field(o, "end_of_word_suffix", str, path, None),
-                dropout=field(o, "dropout", (int, float), path, None),
+                unk_token=unk_token,
+                byte_fallback=byte_fallback,
+                fuse_unk=fuse_unk,
+                ignore_merges=ignore_merges,
+                continuing_subword_prefix=prefix,
+                end_of_word_suffix=suffix,
+                dropout=dropout,
                 where=path,
             )
         except TokenizerFileError:
@@ -315,10 +332,9 @@ class BPE(Model):
         return len(self.vocab)
 
     def byte_encoder(self, spelling: Spelling) -> ByteEncoder | None:
-        """Byte-level pieces encode from their bytes (not under dropout, which a cache
-        would freeze); a piece that is a token is that token only under
-        ``ignore_merges`` (otherwise the merges decide)."""
-        if spelling is not Spelling.BYTE_LEVEL or self.dropout:
+        """Byte-level pieces encode from their bytes; a piece that is a token is that
+        token only under ``ignore_merges`` (otherwise the merges decide)."""
+        if spelling is not Spelling.BYTE_LEVEL:
             return None
         encode_piece = self.encode_piece
 
@@ -350,7 +366,6 @@ class BPE(Model):
         if (
             spelling is not Spelling.BYTE_LEVEL
             or not self.ignore_merges
-            or self.dropout
             or self.byte_fallback
             or self.unk_token is not None
             or self.continuing_subword_prefix
@@ -407,8 +422,8 @@ class BPE(Model):
             "dropout": self.dropout,
         }
 
-    def encode_piece(self, piece: str, *, rng: object = None) -> tuple[int, ...]:
-        """The ids of one pre-token. ``rng`` (a numpy Generator) enables dropout."""
+    def encode_piece(self, piece: str) -> tuple[int, ...]:
+        """The ids of one pre-token."""
         if not piece:
             return ()
         if self.ignore_merges:
@@ -417,8 +432,6 @@ class BPE(Model):
                 return (tid,)
         symbols = self.symbols(piece)
         pairs = self._pairs if self._pairs is not None else self._pair_dict()
-        if self.dropout and rng is not None:
-            return tuple(_merge_ids_heap(symbols, pairs, self._stride, self.dropout, rng))
         return tuple(_merge_ids(symbols, pairs, self._stride))
 
     def _pair_dict(self) -> dict[int, int]:
@@ -594,18 +607,9 @@ def _merge_ids(symbols: list[int], pairs: Mapping[int, int], stride: int) -> lis
     return _merge_ids_heap(symbols, pairs, stride)
 
 
-def _merge_ids_heap(
-    symbols: list[int],
-    pairs: Mapping[int, int],
-    stride: int,
-    dropout: float = 0.0,
-    rng: object = None,
-) -> list[int]:
-    """Long pieces, and dropout: a heap of (packed merge, pos) over a linked list, as
-    the Rust ``merge_all`` (rank first, then position); with ``dropout`` each popped
-    merge is skipped with that probability and the skipped ones return to the heap
-    after the next merge."""
-    random = rng.random if dropout else None  # type: ignore[attr-defined]
+def _merge_ids_heap(symbols: list[int], pairs: Mapping[int, int], stride: int) -> list[int]:
+    """Long pieces: a heap of (packed merge, pos) over a linked list, as the Rust
+    ``merge_all`` (rank first, then position)."""
     n = len(symbols)
     get = pairs.get
     nxt = list(range(1, n + 1))
@@ -617,17 +621,8 @@ def _merge_ids_heap(
         if m is not None:
             heap.append((m, i))
     heapq.heapify(heap)
-    skipped: list[tuple[int, int]] = []
     while heap:
-        top = heapq.heappop(heap)
-        if random is not None:
-            if random() < dropout:
-                skipped.append(top)
-                continue
-            for entry in skipped:
-                heapq.heappush(heap, entry)
-            skipped.clear()
-        merge, pos = top
+        merge, pos = heapq.heappop(heap)
         if not alive[pos] or nxt[pos] >= n:
             continue
         right = nxt[pos]

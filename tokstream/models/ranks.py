@@ -8,7 +8,7 @@ not on a merge list, so a vocabulary needs nothing but ``dict[bytes, int]``.
 
 Not here: pre-tokenization (``pre_tokenizers``), special tokens
 (``added_vocabulary``), the piece and part caches (``_fastpath``), and Hugging Face's
-merge-list BPE with byte fallback and dropout (``bpe.py``).
+merge-list BPE with byte fallback (``bpe.py``).
 
 Performance notes
 -----------------
@@ -33,6 +33,7 @@ import numpy as np
 
 from ..byte_level import bytes_to_proxy, proxy_to_bytes
 from ..errors import TokstreamError
+from ..json_fields import check_dense_ids, sparse_ids_message
 from .base import ByteEncoder, Model, Spelling
 
 __all__ = ["RankBPE", "merges_for_ranks"]
@@ -47,7 +48,12 @@ class RankBPE(Model):
     ``specials`` are the tokenizer's special tokens, which share the id space: no
     special may reuse a token's id, and a ``tokenizer.json`` lists them in the model's
     vocabulary to keep their ids (``tokenizers`` gives an added token its vocabulary
-    id, else the next one after the vocabulary).
+    id, else the next one after the vocabulary). Ids are non-negative and dense
+    (``json_fields.check_dense_ids``: per-id tables are sized by the largest).
+
+    The empty token (a rank file's ``= 50256`` line, which tiktoken reads as ``b""``)
+    keeps its id and decodes to nothing, but encode never produces it: it is left out
+    of the map the merge loop reads (tiktoken would give it for an empty match).
 
     >>> m = RankBPE({b"a": 0, b"b": 1, b"ab": 2, b"c": 3})
     >>> m.encode_piece("abc"), m.spellings()[2]
@@ -59,7 +65,7 @@ class RankBPE(Model):
     above it (sorting bucket runs; in practice linear).
     """
 
-    __slots__ = ("_spellings", "ranks", "specials")
+    __slots__ = ("_encoder", "_spellings", "ranks", "specials")
 
     def __init__(self, ranks: Mapping[bytes, int], *, specials: Mapping[str, int] | None = None) -> None:
         self.ranks = ranks
@@ -70,7 +76,26 @@ class RankBPE(Model):
         for text, sid in self.specials.items():
             if sid in ids:
                 raise ValueError(f"special token {text!r} reuses the id {sid} of a token")
+        every = [*ids, *self.specials.values()]
+        if every:
+            low, high = min(every), max(every)
+            if low < 0:
+                raise TokstreamError(f"{self._describe(low)}: ids must be non-negative")
+            if not check_dense_ids(len(every), high):
+                raise TokstreamError(f"{self._describe(high)}: {sparse_ids_message(len(every), high)}")
+        #: What the merge loop looks up: the ranks without the empty token (class notes).
+        self._encoder: Mapping[bytes, int] = ranks
+        if b"" in ranks:
+            self._encoder = {token: rank for token, rank in ranks.items() if token}
         self._spellings: dict[int, str] | None = None
+
+    def _describe(self, token_id: int) -> str:
+        """``rank 7 (b'abc')`` or ``special token '<x>' (7)``, for messages."""
+        for text, sid in self.specials.items():
+            if sid == token_id:
+                return f"special token {text!r} ({sid})"
+        token = next((t for t, r in self.ranks.items() if r == token_id), b"")
+        return f"rank {token_id} (token {token[:40]!r})"
 
     def encode_piece(self, piece: str) -> tuple[int, ...]:
         """The ids of one pre-token (its UTF-8 bytes merged); lone surrogates raise
@@ -83,7 +108,7 @@ class RankBPE(Model):
         Raises ``TokstreamError`` naming the byte when a single byte is not in the
         vocabulary (a vocabulary that is not byte-complete; tiktoken panics there).
         """
-        ranks = self.ranks
+        ranks = self._encoder
         rank = ranks.get(piece)
         if rank is not None:
             return (rank,)
@@ -100,7 +125,7 @@ class RankBPE(Model):
         """Text pieces encode from their bytes, and a piece that is a token is that token."""
         if spelling is not Spelling.TEXT:
             return None
-        ranks = self.ranks
+        ranks = self._encoder
         return self.encode_bytes, lambda: ranks
 
     def token_to_id(self, spelling: str) -> int | None:

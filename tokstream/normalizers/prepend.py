@@ -4,6 +4,9 @@ As ``tokenizers``' ``normalizers/prepend.rs``. The prefix is inserted text: its
 characters get the zero-width span ``(0, 0)``, and ``normalize_continued`` (text that
 continues a cut) leaves it out.
 
+An empty prefix changes nothing, as in ``tokenizers`` (which then marks the first
+character as inserted and panics when a ``ByteLevel`` pre-tokenizer follows).
+
 Not here: ``Append``, which is on ``tokenizers``' main branch only (not in a release).
 """
 

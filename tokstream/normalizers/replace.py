@@ -12,6 +12,15 @@ Unicode's (the reverse). Oniguruma-only syntax (``\h``, ``(?m)`` meaning dot-all
 translated. Empty matches follow Oniguruma: none in empty text, none right where the
 previous match ended.
 
+Refused when read from a ``tokenizer.json`` (``from_json``; built in Python it works,
+with the rule for empty matches above): a pattern that matches the empty string itself (``""``, ``x*``, ``a|``), which
+would insert ``content`` between every two characters. ``tokenizers`` loads it, but its
+alignments break on an insertion at the start of the text: with a ``ByteLevel``
+pre-tokenizer it doubles that insertion (``"__"`` for ``"_"``), with Llama 3's it
+panics. A pattern that matches empty text only in context (``(?=a)``, ``\b``, ``\A``)
+is read, and matches as in ``tokenizers`` except at the start of the text under
+``ByteLevel``, where ``tokenizers`` doubles the insertion.
+
 Not here: ``Replace``'s ``$1`` group expansion from ``tokenizers``' main branch (0.23.3
 inserts ``content`` literally, as here).
 """
@@ -24,7 +33,7 @@ from typing import Final
 import regex
 
 from ..errors import TokstreamError
-from ..json_fields import Build, JsonObject, field, pattern
+from ..json_fields import Build, JsonObject, error, field, pattern
 from .base import Normalizer, Spans, identity_spans
 
 
@@ -147,5 +156,15 @@ class Replace(Normalizer):
 
     @classmethod
     def from_json(cls, obj: JsonObject, path: str = "normalizer", *, build: Build[Normalizer] | None = None) -> Replace:
+        """Read a ``"Replace"`` object; a pattern matching the empty string is refused
+        (module notes), though the constructor takes it."""
         text, is_regex = pattern(obj, path)
-        return cls(text, field(obj, "content", str, path), is_regex=is_regex)
+        self = cls(text, field(obj, "content", str, path), is_regex=is_regex)
+        if self._regex.fullmatch("") is not None:
+            raise error(
+                f"{path}.pattern",
+                f"{text!r} matches the empty string: it would insert {self.content!r} between "
+                f"every two characters (tokenizers' alignments break on it: it doubles the "
+                f"first insertion under ByteLevel, or panics)",
+            )
+        return self

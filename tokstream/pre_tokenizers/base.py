@@ -121,8 +121,9 @@ def split_ranges(text: str, spans: list[tuple[int, int]], behavior: str, invert:
     for a, b in spans:
         if a > pos:
             marks.append((pos, a, False))
-        if b > a:
-            marks.append((a, b, True))
+        # An empty match is kept, as tokenizers keeps it: it parts its neighbours
+        # (Contiguous joins runs of one kind, and an empty match is a run of matches).
+        marks.append((a, b, True))
         pos = b
     if pos < len(text):
         marks.append((pos, len(text), False))

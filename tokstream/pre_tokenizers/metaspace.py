@@ -38,6 +38,9 @@ class Metaspace(PreTokenizer):
     def __init__(self, *, replacement: str = "\u2581", prepend_scheme: str = "always", split: bool = True) -> None:
         if prepend_scheme not in ("always", "first", "never"):
             raise ValueError(f"unknown prepend_scheme {prepend_scheme!r}")
+        if len(replacement) != 1:
+            # As tokenizers' (a char); an empty one would match between every character.
+            raise ValueError(f"replacement must be one character, got {replacement!r}")
         self.replacement, self.prepend_scheme, self.split = replacement, prepend_scheme, split
 
     def pre_tokenize(self, pieces: list[str], *, first: bool = True, continued: bool = False) -> list[str]:

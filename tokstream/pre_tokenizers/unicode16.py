@@ -179,3 +179,27 @@ def findall16(pattern: regex.Pattern[str], text: str) -> list[str]:
 
 def spans16(pattern: regex.Pattern[str], text: str) -> list[tuple[int, int]]:
     return [m.span() for m in pattern.finditer(_as_unicode16(text))]
+
+
+def onig_spans16(pattern: regex.Pattern[str], text: str) -> list[tuple[int, int]]:
+    """``spans16`` with Oniguruma's rule for empty matches (the ``onig`` crate's
+    ``find_iter``, which ``tokenizers`` splits with): an empty match where the previous
+    match ended is skipped and the search goes on one character later. Python's
+    ``finditer`` takes that empty match, and after an empty match looks for a
+    non-empty one at the same place, which Oniguruma never does. Only patterns that
+    can match the empty string need this (``Split`` decides once)."""
+    probe = _as_unicode16(text)
+    search = pattern.search
+    out: list[tuple[int, int]] = []
+    pos, last_end, n = 0, -1, len(probe)
+    while pos <= n:
+        m = search(probe, pos)
+        if m is None:
+            break
+        start, end = m.span()
+        if start == end == last_end:
+            pos = end + 1
+            continue
+        out.append((start, end))
+        last_end = pos = end
+    return out

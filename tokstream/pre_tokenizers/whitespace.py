@@ -5,7 +5,7 @@ non-whitespace; whitespace is dropped by both. Matched by Unicode 16.0 classes, 
 ``tokenizers``' Oniguruma does (``unicode16``); ``tests/pre_tokenizers/test_pre_tokenizers.py`` checks
 every code point against ``tokenizers``.
 
-Not handled: ``tokenizers``' ``CharDelimiterSplit`` (a split on one given character);
+``CharDelimiterSplit`` (its own module) splits on one given character;
 ``Split`` with ``behavior="Removed"`` cuts the same pieces.
 """
 

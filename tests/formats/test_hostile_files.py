@@ -1,0 +1,221 @@
+"""Hostile files that used to hang, blow up memory or recurse past Python's limit.
+
+Each case loads and encodes in a fresh interpreter with a time limit and an
+address-space limit (``run_limited``), so a regression fails here instead of hanging or
+killing CI. The references (``tokenizers``, ``tiktoken``) run in this process: they
+refuse these files at once, or load them in little memory.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import fixture_file
+
+import tokstream
+
+#: The tokstream under test (the child imports the same one).
+_ROOT = Path(tokstream.__file__).resolve().parents[1]
+
+#: The child's address-space limit: a table sized by an id of 10**8 (0.8 GB of
+#: pointers) or 4e9 does not fit, the tokenizers below do.
+MEMORY_LIMIT = 2 << 30
+SECONDS = 120
+
+_CHILD = """
+import json, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, ({memory}, {memory}))
+import tokstream
+from tokstream import Tokenizer
+
+kind, path = sys.argv[1], sys.argv[2]
+try:
+    if kind == "hf":
+        tok = Tokenizer.from_file(path)
+    elif kind == "spm":
+        tok = Tokenizer.from_sentencepiece(path)
+    else:
+        tok = Tokenizer.from_tiktoken(path, pattern=kind, special_tokens={{}})
+    ids = [tok.encode(text, allowed_special="all") for text in ("a b", "hello world", "")]
+    tok.decode(ids[1])
+    tok.vocab.token_bytes(0)
+    print(json.dumps({{"ids": ids, "n_vocab": tok.n_vocab}}))
+except tokstream.TokstreamError as e:
+    print(json.dumps({{"error": type(e).__name__, "message": str(e)}}))
+"""
+
+
+def run_limited(kind: str, path: Path) -> dict[str, Any]:
+    """Load ``path`` (``kind``: ``hf``, ``spm`` or a rank file's pattern name) and encode
+    a few texts in a child interpreter under ``SECONDS`` and ``MEMORY_LIMIT``: its ids,
+    or the ``TokstreamError`` it raised. Any other exception, a hang or running out of
+    memory fails the test."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(_ROOT), *sys.path])}
+    code = _CHILD.format(memory=MEMORY_LIMIT)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, kind, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=SECONDS,
+        env=env,
+    )
+    assert proc.returncode == 0, f"the child failed (rc {proc.returncode}):\n{proc.stderr[-3000:]}"
+    result: dict[str, Any] = json.loads(proc.stdout)
+    return result
+
+
+def assert_refused(result: dict[str, Any], path: Path, *parts: str) -> None:
+    assert "error" in result, f"loaded: {result}"
+    assert result["error"] == "TokenizerFileError", result
+    message = result["message"]
+    assert path.name in message, message
+    for part in parts:
+        assert part in message, (part, message)
+
+
+def _gpt2(tmp_path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(fixture_file("hf/gpt2_tokenizer.json").read_text("utf-8"))
+    return data
+
+
+def _write_json(tmp_path: Path, name: str, obj: Any) -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(obj), "utf-8")
+    return path
+
+
+def _tokenizers_refuses(path: Path) -> str:
+    tokenizers = pytest.importorskip("tokenizers")
+    with pytest.raises(Exception) as info:
+        tokenizers.Tokenizer.from_file(str(path))
+    return str(info.value)
+
+
+# ------------------------------------------------------------------ Metaspace
+
+
+@pytest.mark.parametrize("stage", ["pre_tokenizer", "decoder"])
+@pytest.mark.parametrize("replacement", ["", "ab"])
+def test_metaspace_replacement_must_be_one_character(tmp_path: Path, stage: str, replacement: str) -> None:
+    """An empty replacement looped forever in encode (the pre-tokenizer); tokenizers
+    reads a char and refuses both."""
+    obj = json.loads(fixture_file("hf/mistral_7b_v1_tokenizer.json").read_text("utf-8"))
+    obj[stage] = {"type": "Metaspace", "replacement": replacement, "prepend_scheme": "always", "split": True}
+    if stage == "pre_tokenizer":
+        obj["normalizer"] = None
+    path = _write_json(tmp_path, "metaspace.json", obj)
+    _tokenizers_refuses(path)
+    assert_refused(run_limited("hf", path), path, f"{stage}.replacement", "one character")
+
+
+# ------------------------------------------------------------------ huge ids
+
+
+@pytest.mark.parametrize("big", [100_000_000, 4_000_000_000])
+def test_vocabulary_id_far_beyond_the_tokens_is_refused(tmp_path: Path, big: int) -> None:
+    """A per-id table sized by the largest id took 0.8 GB for 10**8 and raised
+    MemoryError for 4e9; tokenizers loads both (a hash map), we refuse, naming the id."""
+    obj = _gpt2(tmp_path)
+    obj["model"]["vocab"]["zz\u00e9zz"] = big
+    path = _write_json(tmp_path, "sparse.json", obj)
+    assert_refused(run_limited("hf", path), path, 'model.vocab["zz\\u00e9zz"]', f"id {big}", "unused ids")
+
+
+def test_vocabulary_id_beyond_u32_is_refused(tmp_path: Path) -> None:
+    obj = _gpt2(tmp_path)
+    obj["model"]["vocab"]["zz"] = 2**63
+    path = _write_json(tmp_path, "u64.json", obj)
+    assert "expected u32" in _tokenizers_refuses(path)
+    assert_refused(run_limited("hf", path), path, 'model.vocab["zz"]', "[0, 2**32)")
+
+
+def _rank_file(tmp_path: Path, extra: bytes, name: str = "big.tiktoken") -> Path:
+    lines = fixture_file("tiktoken/r50k_base.tiktoken").read_bytes().splitlines(keepends=True)[:300]
+    path = tmp_path / name
+    path.write_bytes(b"".join(lines) + extra)
+    return path
+
+
+@pytest.mark.parametrize("big", [100_000_000, 4_000_000_000, 2**63])
+def test_rank_far_beyond_the_tokens_is_refused(tmp_path: Path, big: int) -> None:
+    tiktoken_load = pytest.importorskip("tiktoken.load")
+    path = _rank_file(tmp_path, base64.b64encode(b"abcde") + b" %d\n" % big)
+    assert tiktoken_load.load_tiktoken_bpe(str(path))[b"abcde"] == big  # tiktoken reads it
+    assert_refused(run_limited("r50k_base", path), path, "line 301", f"id {big}", "unused ids")
+
+
+def test_ranks_from_python_are_checked_too() -> None:
+    from tokstream import Tokenizer
+    from tokstream.errors import TokstreamError
+
+    ranks = {bytes([b]): b for b in range(256)}
+    with pytest.raises(TokstreamError, match=r"rank 100000000 \(token b'ab'\): id 100000000 leaves"):
+        Tokenizer({**ranks, b"ab": 100_000_000}, pattern="r50k_base")
+    with pytest.raises(TokstreamError, match=r"special token '<x>' \(100000000\)"):
+        Tokenizer(ranks, pattern="r50k_base", special_tokens={"<x>": 100_000_000})
+    with pytest.raises(TokstreamError, match=r"rank -1 .*non-negative"):
+        Tokenizer({**ranks, b"ab": -1}, pattern="r50k_base")
+
+
+def test_reserved_ids_within_the_slack_load() -> None:
+    """A gap of 65,536 unused ids (reserved specials) is allowed; one more id is not."""
+    from tokstream import Tokenizer
+    from tokstream.errors import TokstreamError
+    from tokstream.json_fields import SPARE_IDS
+
+    ranks = {bytes([b]): b for b in range(256)}
+    last = 2 * 257 + SPARE_IDS - 1  # 257 ids: the 256 bytes and one special
+    tok = Tokenizer(ranks, pattern="r50k_base", special_tokens={"<x>": last})
+    assert tok.n_vocab == last + 1
+    with pytest.raises(TokstreamError, match="unused ids"):
+        Tokenizer(ranks, pattern="r50k_base", special_tokens={"<x>": last + 1})
+
+
+# ------------------------------------------------------------------ deep nesting
+
+
+def test_json_nested_deeper_than_python_can_read(tmp_path: Path) -> None:
+    """json.loads raised RecursionError; it is a TokenizerFileError naming the file."""
+    path = tmp_path / "deep.json"
+    path.write_bytes(b"[" * 100_000 + b"]" * 100_000)
+    assert_refused(run_limited("hf", path), path, "nested too deeply")
+
+
+def _nested(obj: dict[str, Any], stage: str, kind: str, field: str, depth: int) -> str:
+    inner = json.dumps(obj[stage])
+    obj = {**obj, stage: "HOLE"}
+    nest = f'{{"type": "{kind}", "{field}": [' * depth + inner + "]}" * depth
+    return json.dumps(obj).replace('"HOLE"', nest)
+
+
+@pytest.mark.parametrize(
+    ("stage", "field"),
+    [("normalizer", "normalizers"), ("pre_tokenizer", "pretokenizers"), ("decoder", "decoders")],
+)
+def test_sequence_nesting_is_bounded(tmp_path: Path, stage: str, field: str) -> None:
+    """400 nested Sequences raised RecursionError in our own reader; more than 64 are
+    refused (tokenizers refuses more than 62: serde_json's limit of 128 levels), and 62
+    load with tokenizers' ids."""
+    tokenizers = pytest.importorskip("tokenizers")
+    obj = json.loads(fixture_file("hf/bert_minilm_tokenizer.json").read_text("utf-8"))
+    obj["padding"] = obj["truncation"] = None
+    deep = tmp_path / "deep.json"
+    deep.write_text(_nested(obj, stage, "Sequence", field, 400), "utf-8")
+    assert "recursion limit" in _tokenizers_refuses(deep)
+    assert_refused(run_limited("hf", deep), deep, "nested more than 64 deep")
+
+    from tokstream import Tokenizer
+
+    text = _nested(obj, stage, "Sequence", field, 62)
+    ref = tokenizers.Tokenizer.from_str(text)
+    ours = Tokenizer.from_str(text)
+    sample = "Hello, y'all! Unaffable 123."
+    assert ours.encode(sample, add_special_tokens=True) == ref.encode(sample).ids
+    assert ours.decode(ours.encode(sample)) == ref.decode(ref.encode(sample).ids)
