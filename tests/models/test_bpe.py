@@ -83,3 +83,51 @@ def test_empty_prefix_and_suffix_match_tokenizers(name: str, key: str) -> None:
     obj = _file(name)
     obj["model"][key] = ""
     _same_as_tokenizers(obj)
+
+
+def test_repeated_merge_takes_its_last_rank_as_tokenizers() -> None:
+    """A pair listed twice merges at its last rank, as in ``tokenizers`` (whose merge map
+    is a hash map collected in order); tokstream took the first until 2026-12."""
+    import tokenizers
+
+    spec = {
+        "version": "1.0",
+        "model": {
+            "type": "BPE",
+            "vocab": {"a": 0, "b": 1, "c": 2, "ab": 3, "bc": 4, "abc": 5},
+            "merges": ["b c", "a b", "ab c", "b c"],
+        },
+    }
+    ref = tokenizers.Tokenizer.from_str(json.dumps(spec))
+    ours = Tokenizer.from_str(json.dumps(spec))
+    spec["model"]["merges"] = ["a b", "b c", "ab c", "b c"]  # type: ignore[index]
+    ref2 = tokenizers.Tokenizer.from_str(json.dumps(spec))
+    ours2 = Tokenizer.from_str(json.dumps(spec))
+    for text in ("abc", "abcabc", "bcab", "aabbcc", "abcb" * 13):
+        assert ours.encode(text) == ref.encode(text).ids, text
+        assert ours2.encode(text) == ref2.encode(text).ids, text
+
+
+@pytest.mark.parametrize("stride", [7, 1 << 32])  # packed sort, and the stable argsort
+def test_pair_table_answers_as_a_last_wins_dict(stride: int) -> None:
+    """``_PairTable`` (sorted keys, answers kept) against the plain dict it replaces."""
+    import random
+
+    import numpy as np
+
+    from tokstream.models.bpe import _NO_MERGE, _PairTable
+
+    rng = random.Random(stride)
+    n = 300
+    a = np.array([rng.randrange(7) for _ in range(n)], np.uint64)
+    b = np.array([rng.randrange(7) for _ in range(n)], np.uint64)
+    new = np.array([rng.randrange(100) for _ in range(n)], np.int64)
+    oracle: dict[int, int] = {}
+    for rank in range(n):
+        oracle[int(a[rank]) * stride + int(b[rank])] = rank << 32 | int(new[rank])
+    table = _PairTable(a, b, new, stride)
+    for left in range(8):
+        for right in range(8):
+            key = left * stride + right
+            assert table[key] == oracle.get(key, _NO_MERGE)
+            assert table[key] == oracle.get(key, _NO_MERGE)  # the kept answer

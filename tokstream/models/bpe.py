@@ -12,24 +12,28 @@ Not here: tiktoken's rank-file BPE, which merges by the ranks of concatenated by
 
 Performance notes
 -----------------
-Loading Llama 3's ``tokenizer.json`` (128k tokens, 280k merges) takes ~0.35 s, about
-1.7x ``tokenizers`` (``bench/load.py``); ``from_json`` and ``_pair_table`` are ~0.2 s of
-it, JSON decoding 0.06 s, the pipeline's byte tables the rest. Everything per merge runs
-in C: the vocabulary is checked with ``set(map(type, ...))``, ``min`` and ``max``; string
-merges are split 4096 at a time with one ``join`` and one ``split`` and checked by part
-counts; the parts and merged tokens are looked up with ``itemgetter`` into numpy arrays,
-block by block so the new strings are hashed while still in cache (25 ms better than
-one pass). The 840k dict lookups are most of the time (memory-bound; looking up the
-62k distinct parts once was slower, guessing the merged ids from their order barely
-faster). A merge is one packed int, ``rank << 32 | merged_id``: 280k ``(rank, id)``
-tuples cost ~20 ms more (their allocation and the collector passes it triggers), and
-``min`` over ints is no slower in the encode loop than over tuples. A loop per merge
-took 0.6 s.
+Loading Llama 3's ``tokenizer.json`` (128k tokens, 280k merges) takes ~1.5x
+``tokenizers`` (``bench/load.py``); ``from_json`` is most of it, JSON decoding ~0.13 s.
+Everything per merge runs in C: the vocabulary is checked with ``set(map(type, ...))``,
+``min`` and ``max``; string merges are split 4096 at a time with one ``join`` and one
+``split`` and checked by part counts; the parts and merged tokens are looked up with
+``itemgetter`` into numpy arrays, block by block so the new strings are hashed while
+still in cache (25 ms better than one pass). The 840k dict lookups are most of the time
+(memory-bound; looking up the 62k distinct parts once was slower, guessing the merged
+ids from their order barely faster). A loop per merge took 0.6 s.
+
+The merge loop's table is ``_PairTable``, built on the first encode that needs a merge:
+one ``np.sort`` (~3 ms), then a binary search per pair not asked before. A dict of all
+280k merges cost that first encode 60-90 ms (560k Python ints), four times the encode
+itself on a page of text. A merge is one packed int, ``rank << 32 | merged_id``, so
+``min`` picks the lowest rank; 280k ``(rank, id)`` tuples cost more to build and are no
+faster to compare.
 """
 
 from __future__ import annotations
 
 import heapq
+import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import repeat
 from operator import itemgetter
@@ -61,6 +65,8 @@ _I64 = npt.NDArray[np.int64]
 _NO_IDS: Final = (np.empty(0, np.uint64), np.empty(0, np.uint64), np.empty(0, np.int64))
 
 _BUCKETS_MIN: Final = 24
+#: Guards the first build of any model's pair table (rare, and brief).
+_BUILD_LOCK: Final = threading.Lock()
 #: A merge in the pair table: ``rank << _ID_BITS | merged_id`` (ids are below 2**32).
 _ID_BITS: Final = 32
 _ID_MASK: Final = (1 << _ID_BITS) - 1
@@ -81,8 +87,8 @@ class BPE(Model):
     ``dropout`` may only be None or 0 (module notes). As ``tokenizers``, ``merges`` is
     required in a ``tokenizer.json`` (it may be empty).
 
-    Cost: building is O(V + M) for V tokens and M merges (a dict keyed by
-    ``left_id * stride + right_id``; ~0.2 s for Llama 3's, module notes).
+    Cost: building is O(V + M) for V tokens and M merges, the pair table
+    O(M log M) on first use (module notes).
     ``encode_piece`` on n symbols is O(n^2) with C inner loops below 24 symbols and a
     heap above, like the byte-level merge.
     """
@@ -177,7 +183,7 @@ class BPE(Model):
         self._lefts, self._rights, self._pair_ids = _merge_ids_of(
             vocab, merge_blocks, n_merges, continuing_subword_prefix or "", where
         )
-        self._pairs: dict[int, int] | None = None
+        self._pairs: _PairTable | None = None
         self._unk_id: int | None = None
         if unk_token is not None:
             self._unk_id = self.vocab.get(unk_token)
@@ -332,8 +338,10 @@ class BPE(Model):
         return len(self.vocab)
 
     def byte_encoder(self, spelling: Spelling) -> ByteEncoder | None:
-        """Byte-level pieces encode from their bytes; a piece that is a token is that
-        token only under ``ignore_merges`` (otherwise the merges decide)."""
+        """Byte-level pieces encode from their bytes. The whole-token map is empty:
+        ``encode_piece`` already answers a piece that is a token under ``ignore_merges``
+        with one dict lookup, and building a bytes map of every token (~60 ms for
+        Llama 3) cost the first encode after a load more than it saves."""
         if spelling is not Spelling.BYTE_LEVEL:
             return None
         encode_piece = self.encode_piece
@@ -342,12 +350,7 @@ class BPE(Model):
             return encode_piece(bytes_to_proxy(piece))
 
         def whole() -> Mapping[bytes, int]:
-            if not self.ignore_merges:
-                return {}
-            by_id = self.byte_level_bytes()
-            found: dict[Any, int] = dict(zip(by_id.values(), by_id))
-            found.pop(None, None)  # spellings outside the byte-level alphabet have no bytes
-            return found
+            return {}
 
         return encode_bytes, whole
 
@@ -434,14 +437,15 @@ class BPE(Model):
         pairs = self._pairs if self._pairs is not None else self._pair_dict()
         return tuple(_merge_ids(symbols, pairs, self._stride))
 
-    def _pair_dict(self) -> dict[int, int]:
-        """The pair table ``left_id * stride + right_id -> rank << 32 | merged_id``,
-        built from the ids found at load, once (~50 ms for Llama 3's 280k merges: a
-        tokenizer that only decodes, or whose text is whole tokens, never builds it)."""
-        if self._pairs is None:
-            a_ids, b_ids, new_ids = self._pair_ids
-            self._pairs = _pair_table(a_ids, b_ids, new_ids, self._stride)
-            self._pair_ids = _NO_IDS  # 7 MB for Llama 3, no longer needed
+    def _pair_dict(self) -> _PairTable:
+        """The pair table (``_PairTable``), built from the ids found at load on first
+        use (~3 ms for Llama 3's 280k merges; a tokenizer that only decodes, or whose
+        text is whole tokens, never builds it)."""
+        with _BUILD_LOCK:  # two threads' first encodes build it once
+            if self._pairs is None:
+                a_ids, b_ids, new_ids = self._pair_ids
+                self._pairs = _PairTable(a_ids, b_ids, new_ids, self._stride)
+                self._pair_ids = _NO_IDS  # the sorted copy is kept instead
         return self._pairs
 
 
@@ -502,13 +506,49 @@ def _merge_ids_of(
     return lefts, rights, (a_ids, b_ids, new_ids)
 
 
-def _pair_table(a_ids: _U64, b_ids: _U64, new_ids: _I64, stride: int) -> dict[int, int]:
-    """``left_id * stride + right_id -> rank << 32 | merged_id``, the first merge of a
-    pair winning (numpy arithmetic; ``stride`` is at most 2**32, so keys fit in uint64)."""
-    keys = a_ids * np.uint64(stride) + b_ids
-    merges = (np.arange(len(keys), dtype=np.int64) << _ID_BITS) | new_ids
-    # Reversed, so that the first merge of a repeated pair is the one kept.
-    return dict(zip(keys[::-1].tolist(), merges[::-1].tolist()))
+class _PairTable(dict[int, int]):
+    """``left_id * stride + right_id -> rank << 32 | merged_id`` (``_NO_MERGE`` when the
+    pair never merges), filled on demand from one sorted array.
+
+    Building a dict of every merge costs ~60-90 ms for Llama 3's 280k (560k Python
+    ints), and the first encode after a load paid it. The merge loop only asks about
+    the adjacent pairs of pieces that are not tokens, a few thousand for a page of
+    text, so a miss binary-searches the sorted keys instead (~1 us) and the answer is
+    kept. Sorting is one ``np.sort`` of ``key << 20 | rank`` (~2 ms): equal keys sort
+    by rank, and the search takes the last of them: a pair listed twice merges at its
+    last rank, as in ``tokenizers`` (whose merge map is collected into a hash map, the
+    later entry replacing the earlier). The dict is cleared past ``_MEMO_LIMIT``
+    entries, so text cannot grow it without bound.
+    """
+
+    __slots__ = ("_keys", "_merges")
+
+    def __init__(self, a_ids: _U64, b_ids: _U64, new_ids: _I64, stride: int) -> None:
+        super().__init__()
+        keys = a_ids * np.uint64(stride) + b_ids
+        if len(keys) and (int(keys.max()) >> (63 - _RANK_BITS) or len(keys) >> _RANK_BITS):
+            # Keys or ranks too wide to pack: sort by key, stably (rank order kept).
+            order = np.argsort(keys, kind="stable")
+        else:
+            packed = np.sort((keys << np.uint64(_RANK_BITS)) | np.arange(len(keys), dtype=np.uint64))
+            order = (packed & np.uint64((1 << _RANK_BITS) - 1)).astype(np.int64)
+        self._keys = keys[order]
+        self._merges = (order << _ID_BITS) | new_ids[order]
+
+    def __missing__(self, key: int) -> int:
+        # A uint64 needle: a Python int would make numpy convert the whole array.
+        i = int(self._keys.searchsorted(np.uint64(key), "right")) - 1
+        found = int(self._merges[i]) if i >= 0 and int(self._keys[i]) == key else _NO_MERGE
+        if len(self) >= _MEMO_LIMIT:
+            self.clear()
+        self[key] = found
+        return found
+
+
+#: ``_PairTable`` packs a rank into the low bits of a sort key when it fits.
+_RANK_BITS: Final = 20
+#: ``_PairTable`` keeps at most this many answers.
+_MEMO_LIMIT: Final = 1 << 20
 
 
 def _unique_ids(vocab: dict[str, int], path: str) -> dict[str, int]:
@@ -589,9 +629,8 @@ def _merge_ids(symbols: list[int], pairs: Mapping[int, int], stride: int) -> lis
     n = len(symbols)
     if n < 2:
         return symbols
-    get = pairs.get
     if n < _BUCKETS_MIN:
-        cand = [get(a * stride + b, _NO_MERGE) for a, b in zip(symbols, symbols[1:])]
+        cand = [pairs[a * stride + b] for a, b in zip(symbols, symbols[1:])]
         while cand:
             best = min(cand)
             if best == _NO_MERGE:
@@ -600,9 +639,9 @@ def _merge_ids(symbols: list[int], pairs: Mapping[int, int], stride: int) -> lis
             symbols[i : i + 2] = [best & _ID_MASK]
             del cand[i]
             if i < len(cand):
-                cand[i] = get(symbols[i] * stride + symbols[i + 1], _NO_MERGE)
+                cand[i] = pairs[symbols[i] * stride + symbols[i + 1]]
             if i > 0:
-                cand[i - 1] = get(symbols[i - 1] * stride + symbols[i], _NO_MERGE)
+                cand[i - 1] = pairs[symbols[i - 1] * stride + symbols[i]]
         return symbols
     return _merge_ids_heap(symbols, pairs, stride)
 
@@ -611,14 +650,13 @@ def _merge_ids_heap(symbols: list[int], pairs: Mapping[int, int], stride: int) -
     """Long pieces: a heap of (packed merge, pos) over a linked list, as the Rust
     ``merge_all`` (rank first, then position)."""
     n = len(symbols)
-    get = pairs.get
     nxt = list(range(1, n + 1))
     prv = list(range(-1, n - 1))
     alive = [True] * n
     heap = []
     for i in range(n - 1):
-        m = get(symbols[i] * stride + symbols[i + 1])
-        if m is not None:
+        m = pairs[symbols[i] * stride + symbols[i + 1]]
+        if m != _NO_MERGE:
             heap.append((m, i))
     heapq.heapify(heap)
     while heap:
@@ -627,8 +665,8 @@ def _merge_ids_heap(symbols: list[int], pairs: Mapping[int, int], stride: int) -
             continue
         right = nxt[pos]
         new_id = merge & _ID_MASK
-        m = get(symbols[pos] * stride + symbols[right])
-        if m is None or m & _ID_MASK != new_id:  # as Rust, which compares the new id only
+        m = pairs[symbols[pos] * stride + symbols[right]]
+        if m == _NO_MERGE or m & _ID_MASK != new_id:  # as Rust, which compares the new id only
             continue
         symbols[pos] = new_id
         alive[right] = False
@@ -637,11 +675,11 @@ def _merge_ids_heap(symbols: list[int], pairs: Mapping[int, int], stride: int) -
             prv[nxt[pos]] = pos
         before = prv[pos]
         if before >= 0:
-            m = get(symbols[before] * stride + new_id)
-            if m is not None:
+            m = pairs[symbols[before] * stride + new_id]
+            if m != _NO_MERGE:
                 heapq.heappush(heap, (m, before))
         if nxt[pos] < n:
-            m = get(new_id * stride + symbols[nxt[pos]])
-            if m is not None:
+            m = pairs[new_id * stride + symbols[nxt[pos]]]
+            if m != _NO_MERGE:
                 heapq.heappush(heap, (m, pos))
     return [s for s, a in zip(symbols, alive) if a]
