@@ -108,26 +108,29 @@ def test_repeated_merge_takes_its_last_rank_as_tokenizers() -> None:
         assert ours2.encode(text) == ref2.encode(text).ids, text
 
 
-@pytest.mark.parametrize("stride", [7, 1 << 32])  # packed sort, and the stable argsort
-def test_pair_table_answers_as_a_last_wins_dict(stride: int) -> None:
-    """``_PairTable`` (sorted keys, answers kept) against the plain dict it replaces."""
+@pytest.mark.parametrize("rank_bits", [20, 4])  # packed sort; ranks too wide: argsort
+def test_pair_table_answers_as_a_last_wins_dict(rank_bits: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``_PairTable`` (merges sorted by left id, loaded per left id) against the plain
+    dict it replaces."""
     import random
 
     import numpy as np
 
-    from tokstream.models.bpe import _NO_MERGE, _PairTable
+    from tokstream.models import bpe
 
-    rng = random.Random(stride)
-    n = 300
+    monkeypatch.setattr(bpe, "_RANK_BITS", rank_bits)
+    rng = random.Random(rank_bits)
+    n, stride = 300, 7
     a = np.array([rng.randrange(7) for _ in range(n)], np.uint64)
     b = np.array([rng.randrange(7) for _ in range(n)], np.uint64)
     new = np.array([rng.randrange(100) for _ in range(n)], np.int64)
     oracle: dict[int, int] = {}
     for rank in range(n):
         oracle[int(a[rank]) * stride + int(b[rank])] = rank << 32 | int(new[rank])
-    table = _PairTable(a, b, new, stride)
-    for left in range(8):
-        for right in range(8):
+    table = bpe._PairTable(a, b, new, stride)
+    for left in range(7):
+        table.need(left)
+        table.need(left)  # loading twice changes nothing
+        for right in range(7):
             key = left * stride + right
-            assert table[key] == oracle.get(key, _NO_MERGE)
-            assert table[key] == oracle.get(key, _NO_MERGE)  # the kept answer
+            assert table.get(key, bpe._NO_MERGE) == oracle.get(key, bpe._NO_MERGE)

@@ -23,9 +23,11 @@ still in cache (25 ms better than one pass). The 840k dict lookups are most of t
 ids from their order barely faster). A loop per merge took 0.6 s.
 
 The merge loop's table is ``_PairTable``, built on the first encode that needs a merge:
-one ``np.sort`` (~3 ms), then a binary search per pair not asked before. A dict of all
-280k merges cost that first encode 60-90 ms (560k Python ints), four times the encode
-itself on a page of text. A merge is one packed int, ``rank << 32 | merged_id``, so
+one ``np.sort`` by left id (~3 ms), then a left id's merges enter a plain dict when the
+loop first meets it. A dict of all 280k merges cost that first encode 60-90 ms (560k
+Python ints), four times the encode itself on a page of text; a binary search per pair
+(numpy, ~1 us each) made Japanese text's first encode 1.6x slower than that dict and
+warm lookups through a dict subclass 7% slower. A merge is one packed int, ``rank << 32 | merged_id``, so
 ``min`` picks the lowest rank; 280k ``(rank, id)`` tuples cost more to build and are no
 faster to compare.
 """
@@ -506,49 +508,61 @@ def _merge_ids_of(
     return lefts, rights, (a_ids, b_ids, new_ids)
 
 
-class _PairTable(dict[int, int]):
-    """``left_id * stride + right_id -> rank << 32 | merged_id`` (``_NO_MERGE`` when the
-    pair never merges), filled on demand from one sorted array.
+class _PairTable:
+    """``left_id * stride + right_id -> rank << 32 | merged_id``, read through ``get``
+    (an exact dict's), filled one left id at a time.
 
-    Building a dict of every merge costs ~60-90 ms for Llama 3's 280k (560k Python
-    ints), and the first encode after a load paid it. The merge loop only asks about
-    the adjacent pairs of pieces that are not tokens, a few thousand for a page of
-    text, so a miss binary-searches the sorted keys instead (~1 us) and the answer is
-    kept. Sorting is one ``np.sort`` of ``key << 20 | rank`` (~2 ms): equal keys sort
-    by rank, and the search takes the last of them: a pair listed twice merges at its
-    last rank, as in ``tokenizers`` (whose merge map is collected into a hash map, the
-    later entry replacing the earlier). The dict is cleared past ``_MEMO_LIMIT``
-    entries, so text cannot grow it without bound.
+    A dict of every merge costs ~60-90 ms for Llama 3's 280k (560k Python ints), and
+    the first encode after a load paid it: four times that encode on a page of text.
+    The merge loop only meets the left ids of pieces that are not tokens, so the merges
+    are sorted by left id once (one ``np.sort`` of ``left << 20 | rank``, ~3 ms) and a
+    left id's merges enter the dict the first time the loop meets it (``need``), in rank
+    order: a pair listed twice keeps its last rank, as in ``tokenizers``, whose merge
+    map is a hash map collected in order. ``loaded`` holds the left ids in the dict (a
+    set: ``issuperset`` checks a piece's symbols in C; a bytearray read per symbol cost
+    Japanese text's warm encode 8% more).
+
+    Cost: the sorted merges (16 bytes each), ``stride`` starts and ``loaded``; loading
+    a left id is one slice and ``tolist`` (~3k instructions plus its merges); lookups
+    are the plain dict's.
     """
 
-    __slots__ = ("_keys", "_merges")
+    __slots__ = ("_flat", "_pairs", "_starts", "get", "loaded")
 
     def __init__(self, a_ids: _U64, b_ids: _U64, new_ids: _I64, stride: int) -> None:
-        super().__init__()
-        keys = a_ids * np.uint64(stride) + b_ids
-        if len(keys) and (int(keys.max()) >> (63 - _RANK_BITS) or len(keys) >> _RANK_BITS):
-            # Keys or ranks too wide to pack: sort by key, stably (rank order kept).
-            order = np.argsort(keys, kind="stable")
+        n = len(a_ids)
+        if n >> _RANK_BITS:  # ranks too wide to pack beside a left id (< 2**32)
+            order = np.argsort(a_ids, kind="stable")  # stable: rank order kept
         else:
-            packed = np.sort((keys << np.uint64(_RANK_BITS)) | np.arange(len(keys), dtype=np.uint64))
+            packed = np.sort((a_ids << np.uint64(_RANK_BITS)) | np.arange(n, dtype=np.uint64))
             order = (packed & np.uint64((1 << _RANK_BITS) - 1)).astype(np.int64)
-        self._keys = keys[order]
-        self._merges = (order << _ID_BITS) | new_ids[order]
+        lefts = a_ids[order]
+        # Key and merge side by side, so a left id's merges are one slice and one
+        # ``tolist`` (numpy calls are most of a load: two slices cost 1.5x).
+        flat = np.empty(2 * n, np.uint64)
+        flat[0::2] = lefts * np.uint64(stride) + b_ids[order]
+        flat[1::2] = (order << _ID_BITS) | new_ids[order]
+        self._flat = flat
+        # Where each left id's merges start (x2, in ``flat``): counts, summed (a
+        # search per id costs 20x); a list, since a numpy read per load costs more.
+        starts = np.zeros(stride + 1, np.int64)
+        np.cumsum(np.bincount(lefts.astype(np.intp), minlength=stride), out=starts[1:])
+        self._starts: list[int] = (starts * 2).tolist()
+        self._pairs: dict[int, int] = {}
+        self.get = self._pairs.get
+        self.loaded: set[int] = set()
 
-    def __missing__(self, key: int) -> int:
-        # A uint64 needle: a Python int would make numpy convert the whole array.
-        i = int(self._keys.searchsorted(np.uint64(key), "right")) - 1
-        found = int(self._merges[i]) if i >= 0 and int(self._keys[i]) == key else _NO_MERGE
-        if len(self) >= _MEMO_LIMIT:
-            self.clear()
-        self[key] = found
-        return found
+    def need(self, left: int) -> None:
+        """Put the merges whose left part is ``left`` in the dict (safe to repeat, and
+        under threads: ``loaded`` is set after the dict holds them)."""
+        starts = self._starts
+        pairs = iter(self._flat[starts[left] : starts[left + 1]].tolist())
+        self._pairs.update(zip(pairs, pairs))
+        self.loaded.add(left)
 
 
 #: ``_PairTable`` packs a rank into the low bits of a sort key when it fits.
 _RANK_BITS: Final = 20
-#: ``_PairTable`` keeps at most this many answers.
-_MEMO_LIMIT: Final = 1 << 20
 
 
 def _unique_ids(vocab: dict[str, int], path: str) -> dict[str, int]:
@@ -622,41 +636,50 @@ def _joins_before(token: str, c: str) -> bool:
     return False
 
 
-def _merge_ids(symbols: list[int], pairs: Mapping[int, int], stride: int) -> list[int]:
+def _merge_ids(symbols: list[int], table: _PairTable, stride: int) -> list[int]:
     """Merge ids by merge rank, leftmost first (``tokenizers``' ``Word::merge_all``).
-    ``pairs`` values are packed ``rank << 32 | merged_id``, so ``min`` picks the lowest
-    rank and ``list.index`` the leftmost pair of that rank."""
+    The table's values are packed ``rank << 32 | merged_id``, so ``min`` picks the
+    lowest rank and ``list.index`` the leftmost pair of that rank."""
     n = len(symbols)
     if n < 2:
         return symbols
+    loaded, need = table.loaded, table.need
+    if not loaded.issuperset(symbols):
+        for s in set(symbols).difference(loaded):
+            need(s)
+    get = table.get
     if n < _BUCKETS_MIN:
-        cand = [pairs[a * stride + b] for a, b in zip(symbols, symbols[1:])]
+        cand = [get(a * stride + b, _NO_MERGE) for a, b in zip(symbols, symbols[1:])]
         while cand:
             best = min(cand)
             if best == _NO_MERGE:
                 break
             i = cand.index(best)
-            symbols[i : i + 2] = [best & _ID_MASK]
+            new_id = best & _ID_MASK
+            if new_id not in loaded:
+                need(new_id)
+            symbols[i : i + 2] = [new_id]
             del cand[i]
             if i < len(cand):
-                cand[i] = pairs[symbols[i] * stride + symbols[i + 1]]
+                cand[i] = get(new_id * stride + symbols[i + 1], _NO_MERGE)
             if i > 0:
-                cand[i - 1] = pairs[symbols[i - 1] * stride + symbols[i]]
+                cand[i - 1] = get(symbols[i - 1] * stride + new_id, _NO_MERGE)
         return symbols
-    return _merge_ids_heap(symbols, pairs, stride)
+    return _merge_ids_heap(symbols, table, stride)
 
 
-def _merge_ids_heap(symbols: list[int], pairs: Mapping[int, int], stride: int) -> list[int]:
+def _merge_ids_heap(symbols: list[int], table: _PairTable, stride: int) -> list[int]:
     """Long pieces: a heap of (packed merge, pos) over a linked list, as the Rust
-    ``merge_all`` (rank first, then position)."""
+    ``merge_all`` (rank first, then position). ``symbols`` are loaded in the table."""
     n = len(symbols)
+    get, loaded, need = table.get, table.loaded, table.need
     nxt = list(range(1, n + 1))
     prv = list(range(-1, n - 1))
     alive = [True] * n
     heap = []
     for i in range(n - 1):
-        m = pairs[symbols[i] * stride + symbols[i + 1]]
-        if m != _NO_MERGE:
+        m = get(symbols[i] * stride + symbols[i + 1])
+        if m is not None:
             heap.append((m, i))
     heapq.heapify(heap)
     while heap:
@@ -665,9 +688,11 @@ def _merge_ids_heap(symbols: list[int], pairs: Mapping[int, int], stride: int) -
             continue
         right = nxt[pos]
         new_id = merge & _ID_MASK
-        m = pairs[symbols[pos] * stride + symbols[right]]
-        if m == _NO_MERGE or m & _ID_MASK != new_id:  # as Rust, which compares the new id only
+        m = get(symbols[pos] * stride + symbols[right])
+        if m is None or m & _ID_MASK != new_id:  # as Rust, which compares the new id only
             continue
+        if new_id not in loaded:
+            need(new_id)
         symbols[pos] = new_id
         alive[right] = False
         nxt[pos] = nxt[right]
@@ -675,11 +700,11 @@ def _merge_ids_heap(symbols: list[int], pairs: Mapping[int, int], stride: int) -
             prv[nxt[pos]] = pos
         before = prv[pos]
         if before >= 0:
-            m = pairs[symbols[before] * stride + new_id]
-            if m != _NO_MERGE:
+            m = get(symbols[before] * stride + new_id)
+            if m is not None:
                 heapq.heappush(heap, (m, before))
         if nxt[pos] < n:
-            m = pairs[new_id * stride + symbols[nxt[pos]]]
-            if m != _NO_MERGE:
+            m = get(new_id * stride + symbols[nxt[pos]])
+            if m is not None:
                 heapq.heappush(heap, (m, pos))
     return [s for s, a in zip(symbols, alive) if a]
