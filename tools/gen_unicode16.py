@@ -11,9 +11,15 @@ the Unicode 16.0 side of that comparison, and nothing that depends on the ``rege
 release (any ``regex>=2024.9.11`` may be installed):
 
 - ``UNASSIGNED``: the code points unassigned in Unicode 16.0;
-- ``CATEGORIES``: for each letter, mark and number category (``Lu`` .. ``No``; the
-  classes the patterns use are unions of them), its Unicode 16.0 code points. Every
-  other assigned code point is neither letter, mark nor number.
+- ``CATEGORIES``: for each other general category (``Lu`` .. ``Co``), its Unicode 16.0
+  code points; a pattern's ``\\p{..}`` general-category classes and ``\\d`` are unions
+  of them;
+- ``WORD_EXTRA``: the code points of ``\\w`` (Alphabetic, marks, decimal digits,
+  connectors, join controls) outside the letter, mark, ``Nd``, ``Nl`` and ``Pc``
+  categories in Unicode 16.0: ``Join_Control`` and the ``Other_Alphabetic`` symbols.
+  ``unicodedataplus`` has no binary properties, so they are copied here from
+  ``PropList-16.0.0.txt``; ``tests/pre_tokenizers/test_unicode16.py`` checks the whole
+  ``\\w`` built from them against tiktoken's own.
 
 Both are written as strings of hex ranges (``"41-5A C0-D6 D8-DE 100 ..."``), not as
 tuples of int pairs: Python compiles 3,400 tuples in about 16 ms whenever no ``.pyc``
@@ -36,8 +42,15 @@ import unicodedataplus as ud  # Unicode 16.0 (unicodedata2 is pinned to 17.0 for
 
 TARGET = Path(__file__).resolve().parents[1] / "tokstream" / "pre_tokenizers" / "_unicode16.py"
 
-#: The general categories recorded, in this order (the stand-ins of ``unicode16``).
-KEPT = ("Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No")
+#: The general categories recorded besides ``Cn``, in this order.
+KEPT = (
+    *("Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No"),
+    *("Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po", "Sm", "Sc", "Sk", "So", "Zs", "Zl", "Zp", "Cc", "Cf", "Cs", "Co"),
+)
+
+#: PropList-16.0.0.txt: Join_Control, and the Other_Alphabetic code points that are
+#: no letter, mark or number (the circled and squared Latin letters, all ``So``).
+WORD_EXTRA = [(0x200C, 0x200D), (0x24B6, 0x24E9), (0x1F130, 0x1F149), (0x1F150, 0x1F169), (0x1F170, 0x1F189)]
 
 
 def ranges_by_category() -> dict[str, list[tuple[int, int]]]:
@@ -89,12 +102,19 @@ def render(found: dict[str, list[tuple[int, int]]]) -> str:
         *_spec(found["Cn"], "    "),
         ")",
         "",
-        "# The code points of each letter, mark and number category in Unicode 16.0.",
+        "# The code points of each other general category in Unicode 16.0.",
         "CATEGORIES: dict[str, str] = {",
     ]
     for cat in KEPT:
         lines += [f'    "{cat}": (', *_spec(found[cat], "        "), "    ),"]
-    lines.append("}")
+    lines += [
+        "}",
+        "",
+        "# The code points of \\w in Unicode 16.0 outside the L, M, Nd, Nl and Pc categories.",
+        "WORD_EXTRA: str = (",
+        *_spec(WORD_EXTRA, "    "),
+        ")",
+    ]
     return "\n".join(lines) + "\n"
 
 

@@ -15,10 +15,15 @@ from types import ModuleType
 
 import pytest
 import regex
-from helpers import REPO, assert_same_ids_as_tiktoken, load_tool
+from helpers import REPO, assert_same_ids_as_tiktoken, fixture_file, load_tool
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import hyp_settings
 
+import tokstream
 from tokstream.pre_tokenizers import RegexSplit
-from tokstream.pre_tokenizers.unicode16 import _OTHER, _STAND_IN, unicode16_fixes
+from tokstream.pre_tokenizers.patterns import PATTERNS
+from tokstream.pre_tokenizers.unicode16 import _OTHER, _STAND_IN, _differing, pattern_classes, unicode16_fixes
 
 DATA = REPO / "tokstream" / "pre_tokenizers" / "_unicode16.py"
 
@@ -126,3 +131,138 @@ def test_reclassified_characters_match_tiktoken(name, ours, reference) -> None:
             own = [i for piece in split.findall(text) for i in enc._encode_single_piece(piece)]
             assert own != want, f"{ctx}: the installed regex's own classes give tiktoken's ids too"
         assert_same_ids_as_tiktoken(tok.encode_ordinary(text), want, text, tok=tok, enc=enc, what=ctx)
+
+
+# ------------------------------------------------- custom patterns (issue 14)
+
+#: Plausible patterns a rank file may be loaded with, none of them a named one: each
+#: class is matched by tiktoken under Unicode 16.0 whatever the pattern.
+CUSTOM_PATTERNS = {
+    # cl100k_base with runs of up to 2 digits and no contraction group.
+    "cl100k_variant": (
+        r"""[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,2}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+    ),
+    # o200k_base's case split, without its contractions.
+    "cased_words": (
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"""
+        r"""|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*"""
+        r"""|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+    ),
+    # Punctuation, symbols and "other" told apart, long category names.
+    "categories": (
+        r"""'(?i:s|t|re|ve|m|ll|d)| ?\p{Letter}+\p{Mark}*| ?\p{Nd}+|\p{gc=Nl}|\p{No}+| ?\p{P}+"""
+        r"""| ?\p{S}+|\p{Cn}+|\p{C}+|\s+(?!\S)|\s+|[^\s]"""
+    ),
+    # \w, \d and \b.
+    "words": r"""'(?:s|t|re|ve|m|ll|d)|\b\w+\b|\d+| ?[^\w\s]+|\s+(?!\S)|\s+|[\s\S]""",
+}
+
+#: Contexts where a changed class moves a piece boundary BPE does not hide (see above)
+#: plus punctuation and symbol neighbours for the patterns that tell them apart.
+CUSTOM_CONTEXTS = [*CONTEXTS, "{c}!", ".{c}.", "+{c}", "{c}_x", "x{c}y"]
+
+
+@functools.lru_cache(maxsize=1)
+def _cl100k_ranks() -> dict[bytes, int]:
+    import os
+    from unittest import mock
+
+    tiktoken_load = pytest.importorskip("tiktoken.load")
+    with mock.patch.dict(os.environ, {"TIKTOKEN_CACHE_DIR": ""}):
+        return tiktoken_load.load_tiktoken_bpe(str(fixture_file("tiktoken/cl100k_base.tiktoken")))
+
+
+@functools.lru_cache(maxsize=8)
+def custom_pair(key: str):
+    """tokstream and tiktoken on the cl100k_base rank file with ``CUSTOM_PATTERNS[key]``."""
+    tiktoken = pytest.importorskip("tiktoken")
+    pattern = CUSTOM_PATTERNS[key]
+    tok = tokstream.Tokenizer.from_tiktoken(fixture_file("tiktoken/cl100k_base.tiktoken"), pattern=pattern)
+    enc = tiktoken.Encoding(key, pat_str=pattern, mergeable_ranks=_cl100k_ranks(), special_tokens={})
+    return tok, enc
+
+
+def _changed_chars() -> list[str]:
+    """The characters whose category or \\w-ness differs between Unicode 16.0 (the
+    oracle, ``unicodedataplus``) and the installed ``regex``, and any the run-time
+    comparison holds besides."""
+    listed = set(oracle()) | {ord(c) for c in _differing()}
+    return [chr(cp) for cp in sorted(listed)]
+
+
+@pytest.mark.parametrize("key", sorted(CUSTOM_PATTERNS))
+def test_custom_pattern_matches_tiktoken_on_changed_characters(key) -> None:
+    """Every character whose class changed after 16.0, in each context, through a
+    custom pattern: tiktoken's ids. Checked first: for each pattern some context gives
+    other ids with the installed ``regex``'s own classes, so the comparison cannot pass
+    for want of a visible change."""
+    tok, enc = custom_pair(key)
+    chars = _changed_chars()
+    if not chars:
+        pytest.skip(f"regex {regex.__version__} classifies every character as Unicode 16.0 does")
+    own = regex.compile(CUSTOM_PATTERNS[key])
+    visible = False
+    for ctx in CUSTOM_CONTEXTS:
+        text = "\n".join(" ".join(ctx.format(c=c) for c in chars[i : i + 64]) for i in range(0, len(chars), 64))
+        want = enc.encode_ordinary(text)
+        mine = [i for m in own.finditer(text) for i in enc._encode_single_piece(m.group().encode("utf-8"))]
+        visible = visible or mine != want
+        assert_same_ids_as_tiktoken(tok.encode_ordinary(text), want, text, tok=tok, enc=enc, what=f"{key} {ctx}")
+    assert visible, f"{key}: the installed regex's own classes give tiktoken's ids in every context"
+
+
+_PLAIN = "aZ09 '!._\n\t" + "é\u00e9\u0416\u4e2d\u0300\u00b2\u2160"
+
+
+@pytest.mark.parametrize("key", sorted(CUSTOM_PATTERNS))
+def test_custom_pattern_matches_tiktoken_on_mixed_text(key) -> None:
+    """Hypothesis text mixing the changed characters with ASCII, contractions and
+    unchanged letters, marks and numbers of other scripts."""
+    tok, enc = custom_pair(key)
+    chars = _changed_chars() or ["x"]
+    alphabet = st.sampled_from(chars[:: max(1, len(chars) // 400)] + ["\u0295", *chars[-20:]]) | st.sampled_from(_PLAIN)
+    pieces = st.lists(alphabet | st.sampled_from(["'s", "'LL", " ", "  ", "\r\n"]), max_size=40).map("".join)
+
+    @hyp_settings(200)
+    @given(pieces)
+    def check(text: str) -> None:
+        assert_same_ids_as_tiktoken(tok.encode_ordinary(text), enc.encode_ordinary(text), text, tok=tok, enc=enc)
+
+    check()
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"\p{Han}+|\S",  # a script
+        r"\p{Alphabetic}+|\S",  # a binary property
+        r"[[:alpha:]]+|\S",  # POSIX
+        r"(?i)[a-z]+|\S",  # classes under case-insensitivity: regex folds i with U+0130
+        r"(?i:in)|\S",  # i literal under case-insensitivity
+        r"(\p{L})\1|\S",  # a backreference
+        r"[\p{L}&&\p{Lu}]+|\S",  # Rust's class intersection, literal to regex
+        r"\X|\S",  # grapheme clusters
+        r"(?x) \p{L}+ | \S",  # verbose syntax
+    ],
+)
+def test_custom_pattern_refused(pattern) -> None:
+    """A construct whose Unicode 16.0 meaning cannot be reproduced is refused at load,
+    never matched by other tables."""
+    with pytest.raises(tokstream.TokstreamError, match="pre-tokenizer pattern"):
+        tokstream.Tokenizer.from_tiktoken(fixture_file("tiktoken/cl100k_base.tiktoken"), pattern=pattern)
+
+
+def test_refused_constructs_do_differ_in_tiktoken() -> None:
+    """The case-folding refusal is not caution only: tiktoken leaves U+0130 out of
+    ``(?i)i``, the installed ``regex`` does not."""
+    tiktoken = pytest.importorskip("tiktoken")
+    enc = tiktoken.Encoding("fold", pat_str=r"(?i)i", mergeable_ranks=_cl100k_ranks(), special_tokens={})
+    assert enc.encode_ordinary("\u0130") == []
+    assert regex.findall(r"(?i)i", "\u0130") == ["\u0130"]
+
+
+def test_named_patterns_scan_clean() -> None:
+    """The named patterns go through the same scan and need no exception."""
+    for name, pattern in PATTERNS.items():
+        classes = pattern_classes(pattern)
+        assert classes.categories, name

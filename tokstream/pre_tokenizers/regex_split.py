@@ -49,7 +49,7 @@ from .patterns import (
     resolve_pattern,
     splits_last_space_apart,
 )
-from .unicode16 import findall16, unicode16_fixes
+from .unicode16 import findall16, pattern_classes, pattern_fixes
 
 
 class RegexSplit(PreTokenizer):
@@ -62,12 +62,14 @@ class RegexSplit(PreTokenizer):
     backtracking blow-up). ``cut`` is one stdlib ``re.split``.
     """
 
-    __slots__ = ("_regex", "_unicode16", "findall", "findall_ascii", "pattern", "space_safe")
+    __slots__ = ("_guard", "_regex", "_unicode16", "findall", "findall_ascii", "pattern", "space_safe")
 
     def __init__(self, pattern: str, *, space_safe: bool | None = None, unicode16: bool | None = None) -> None:
-        """``space_safe`` and ``unicode16`` default to True for the named patterns only;
-        ``unicode16=True`` matches by Unicode 16.0 classes, as tiktoken and
-        ``tokenizers`` (Oniguruma) do for any pattern."""
+        """``space_safe`` defaults to True for the named patterns only. ``unicode16``
+        (default True) matches by Unicode 16.0 classes, as tiktoken and ``tokenizers``
+        (Oniguruma) do for any pattern; a pattern using a class that cannot be matched so
+        raises ``TokstreamError`` (``unicode16.pattern_classes``), unless
+        ``unicode16=False`` asks for the installed ``regex``'s own classes."""
         self.pattern = resolve_pattern(pattern)
         try:
             self._regex = regex.compile(self.pattern)
@@ -85,18 +87,25 @@ class RegexSplit(PreTokenizer):
         ascii_pattern = ASCII_EQUIVALENT.get(self.pattern)
         if ascii_pattern is not None and sys.version_info >= (3, 11):
             self.findall_ascii = re.compile(ascii_pattern, re.ASCII).findall
-        # tiktoken's patterns follow Unicode 16.0 (see ``unicode16``).
-        self._unicode16 = self.pattern in ASCII_EQUIVALENT if unicode16 is None else unicode16
+        # tiktoken matches every pattern by Unicode 16.0 classes (see ``unicode16``); a
+        # pattern whose classes cannot be corrected is refused here, not at encode time.
+        self._unicode16 = True if unicode16 is None else unicode16
+        if self._unicode16:
+            pattern_classes(self.pattern)
+        self._guard: regex.Pattern[str] | bool | None = False  # False: not computed yet
 
     def needs_unicode16(self, text: str) -> bool:
         """True when ``text`` holds a character that ``regex`` classes unlike Unicode 16.0.
 
-        Always False for ASCII text and for patterns other than tiktoken's.
+        Always False for ASCII text, for text with no character that a class of this
+        pattern holds differently (``unicode16.pattern_fixes``) and for ``unicode16=False``.
         """
         if not self._unicode16 or text.isascii():
             return False
-        guard, _ = unicode16_fixes()
-        return guard is not None and guard.search(text) is not None
+        guard = self._guard
+        if guard is False:
+            guard = self._guard = pattern_fixes(self.pattern).guard
+        return guard is not None and guard.search(text) is not None  # type: ignore[union-attr]
 
     def findall_unicode16(self, text: str) -> list[str]:
         """``findall`` with Unicode 16.0 character classes, as tiktoken matches."""
