@@ -67,7 +67,7 @@ import numpy.typing as npt
 
 from ..errors import InvalidTokenIdError, TokstreamError
 from ..vocab import Slice, VocabIndex
-from .utf8 import ACCEPT, REJECT, Utf8Index, describe_invalid, first_byte_range, run, utf8_index
+from .utf8 import ACCEPT, REJECT, Utf8Index, describe_invalid, first_byte_range, states_along, utf8_index
 
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
@@ -199,10 +199,7 @@ class PrefixConstraint(Constraint[_Prefix]):
         super().__init__(index, (prefix, utf8_state))
         self.prefix = prefix
         self._utf8 = u = utf8_index(index)
-        # The automaton's state after prefix[:j], for every j.
-        states = [utf8_state]
-        for b in prefix:
-            states.append(run(states[-1], bytes((b,))))
+        states = states_along(utf8_state, prefix)  # after prefix[:j], for every j
         if states[-1] == REJECT:
             raise TokstreamError(
                 f"the prefix {prefix!r} is not valid UTF-8: {describe_invalid(utf8_state, prefix)}; a constraint "
@@ -239,10 +236,12 @@ class PrefixConstraint(Constraint[_Prefix]):
         # prefixes are pieces of a valid prefix, so the UTF-8 filter keeps them all.
         start = len(self.prefix) - len(rest)
         ok = self._spellable
-        token_bytes, order = index.token_bytes, index.order
-        slices = [index.extensions(rest)]
-        slices += [s for s in index.prefixes(rest[:-1]) if start + len(token_bytes[int(order[s[0]])]) in ok]
-        return Allowed(everything=False, slices=tuple(s for s in slices if s[1] > s[0]), utf8_state=state)
+        lo, hi = index.extensions(rest)
+        slices = [(lo, hi)] if hi > lo else []
+        slices += [piece for size, piece in index.sized_prefixes(rest[:-1]) if start + size in ok]
+        # Most extension slices need no UTF-8 filter (an O(1) check): leave it out then.
+        check = None if self._utf8.all_ok(state, lo, hi) else state
+        return Allowed(everything=False, slices=tuple(slices), utf8_state=check)
 
     def _step(self, value: _Prefix, token_id: int) -> _Prefix | None:
         rest, state = value
@@ -264,28 +263,29 @@ class PrefixConstraint(Constraint[_Prefix]):
         return not value[0] and value[1] == ACCEPT
 
 
-def _prefix_spellable_from(index: VocabIndex, u: Utf8Index, prefix: bytes, states: list[int]) -> frozenset[int]:
+def _prefix_spellable_from(index: VocabIndex, u: Utf8Index, prefix: bytes, states: list[int]) -> frozenset[int] | range:
     """The offsets ``j`` of ``prefix`` from which tokens can produce ``prefix[j:]``
     (and go on in valid UTF-8): one token extending it that may follow ``states[j]``,
     or a token that is a proper prefix of it followed by such an offset. Dynamic
     programming from the end; the cheap witnesses (an exact token, a piece) first,
     the UTF-8 filter over the extensions' slice only when they fail."""
     n = len(prefix)
-    ok: set[int] = set()
     finish = bool(u.finishable[states[n]])
-    token_bytes, order = index.token_bytes, index.order
+    single = u.single_bytes
+    if finish and all(b in single for b in prefix):
+        return range(n)  # byte by byte (every byte-level vocabulary): every offset
+    ok: set[int] = set()
+    trie = index.trie
     for j in range(n - 1, -1, -1):
         rest = prefix[j:]
-        found = False
-        for lo, _ in index.prefixes(rest):
-            size = len(token_bytes[int(order[lo])])
-            if finish if j + size == n else j + size in ok:
-                found = True
-                break
-        if not found:
-            lo, hi = index.extensions(rest)
-            found = bool(u.ok[states[j]][lo:hi].any())
-        if found:
+        # A one-byte token and a spellable rest is the usual witness (byte-level
+        # vocabularies have every byte); then any other token piece; then the
+        # extensions' slice.
+        if (j + 1 in ok and rest[:1] in trie) or any(
+            finish if j + len(key) == n else j + len(key) in ok for key in trie.prefixes(rest)
+        ):
+            ok.add(j)
+        elif u.any_ok(states[j], *index.extensions(rest)):
             ok.add(j)
     return frozenset(ok)
 

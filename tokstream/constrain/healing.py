@@ -77,7 +77,11 @@ def heal(tok: Tokenizer, prompt_ids: Sequence[int], *, max_backoff: int = 1) -> 
     max_backoff = check_count(max_backoff, "max_backoff")
     index = tok.vocab.index
     n = index.n_vocab
-    ids = [check_id(i, tok.name, n) for i in prompt_ids]
+    ids = list(prompt_ids)
+    for i in ids:
+        if type(i) is not int or not 0 <= i < n:  # numpy ints, bools, bad ids: checked
+            ids = [check_id(i, tok.name, n) for i in ids]
+            break
     u = utf8_index(index)
     best, best_data, best_state = 0, b"", ACCEPT  # nothing removed: nothing to reproduce
     data = b""
@@ -86,24 +90,24 @@ def heal(tok: Tokenizer, prompt_ids: Sequence[int], *, max_backoff: int = 1) -> 
         if not piece:  # a special token (or an id without text): never heal across it
             break
         data = piece + data
-        state = _open_state(index, ids[: len(ids) - k])
+        state = _open_state(index, ids, len(ids) - k)
         if state == REJECT:
             continue
         # The tokens strictly longer than data that start with it: sorted by bytes,
         # they follow the ones equal to data, from the first string above data.
         lo, hi = index.extensions(data + b"\x00")[0], index.extensions(data)[1]
-        if hi > lo and u.ok[state][lo:hi].any():
+        if hi > lo and u.any_ok(state, lo, hi):
             best, best_data, best_state = k, data, state
     return Healing(ids[: len(ids) - best], best_data, best, index, best_state)
 
 
-def _open_state(index: VocabIndex, ids: list[int]) -> int:
-    """The UTF-8 automaton state the bytes of ``ids`` leave open (module notes): their
-    last character read from its lead byte; ``ACCEPT`` when empty or after a special
-    token, ``REJECT`` when they end in bytes no character holds."""
+def _open_state(index: VocabIndex, ids: list[int], stop: int) -> int:
+    """The UTF-8 automaton state the bytes of ``ids[:stop]`` leave open (module
+    notes): their last character read from its lead byte; ``ACCEPT`` when empty or
+    after a special token, ``REJECT`` when they end in bytes no character holds."""
     tail = b""
-    for i in reversed(ids):
-        piece = index.token_bytes[i]
+    for k in range(stop - 1, -1, -1):
+        piece = index.token_bytes[ids[k]]
         if not piece:
             break
         tail = piece + tail
