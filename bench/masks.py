@@ -27,6 +27,7 @@ numbers on a shared machine are noise; the ratios and PASS/MISS are the result.
 from __future__ import annotations
 
 import argparse
+import codecs
 import os
 import sys
 import time
@@ -64,11 +65,33 @@ def percentiles(fn: Callable[[], object], reps: int, warmup: int = 20) -> tuple[
     return times[len(times) // 2] / 1e3, times[min(len(times) - 1, int(len(times) * 0.99))] / 1e3
 
 
+def _valid_utf8_prefix(data: bytes) -> bool:
+    """Some continuation makes ``data`` valid UTF-8 (Python's codec: the incremental
+    decoder, then its pending bytes completed by trial, as it keeps ``ED A0``)."""
+    dec = codecs.getincrementaldecoder("utf-8")()
+    try:
+        dec.decode(data, final=False)
+    except UnicodeDecodeError:
+        return False
+    pending = dec.getstate()[0]
+    if not pending:
+        return True
+    for c in range(0x80, 0xC0):
+        for extra in range(3):
+            try:
+                (pending + bytes([c]) + b"\x80" * extra).decode("utf-8")
+                return True
+            except UnicodeDecodeError:
+                pass
+    return False
+
+
 def naive_mask(token_bytes: list[bytes], prefix: bytes) -> np.ndarray:
-    """What a server without an index does: look at every token's bytes."""
+    """What a server without an index does: look at every token's bytes (extensions
+    of the prefix must leave valid UTF-8 behind them, as the constraints require)."""
     m = np.zeros(len(token_bytes), dtype=bool)
     for i, data in enumerate(token_bytes):
-        if data and (data.startswith(prefix) or prefix.startswith(data)):
+        if data and ((data.startswith(prefix) and _valid_utf8_prefix(data)) or prefix.startswith(data)):
             m[i] = True
     return m
 

@@ -198,6 +198,12 @@ class VocabIndex:
         trie, key_slice = self.trie, self._key_slice
         return [key_slice[trie.key_id(key)] for key in trie.prefixes(data)]
 
+    def sized_prefixes(self, data: bytes) -> list[tuple[int, Slice]]:
+        """``prefixes(data)`` with each one's length: ``(len, slice)``, shortest first
+        (constraints keep the pieces after which the rest can still be spelled)."""
+        trie, key_slice = self.trie, self._key_slice
+        return [(len(key), key_slice[trie.key_id(key)]) for key in trie.prefixes(data)]
+
     def ids(self, slices: list[Slice]) -> npt.NDArray[np.int32]:
         """The ids in ``slices`` of ``order``, as one array (unsorted)."""
         if not slices:

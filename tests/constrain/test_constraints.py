@@ -1,5 +1,6 @@
 """Prefix and choice constraints and token healing, against brute force over the
-tokens' bytes (``tok.token_bytes``, read id by id), for every fixture tokenizer."""
+tokens' bytes (``tok.token_bytes``, read id by id), for every fixture tokenizer, with
+UTF-8 validity judged by Python's codec (``utf8_oracle``)."""
 
 from __future__ import annotations
 
@@ -10,32 +11,19 @@ from helpers import TOKENIZER_IDS, fixture_tokenizer, public_token_bytes
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import adversarial_text, hyp_settings
+from utf8_oracle import heal_reference, prefix_allowed, prefix_refused, valid_prefix
 
 import tokstream
 from tokstream.constrain import choice_constraint, heal, prefix_constraint
+from tokstream.errors import TokstreamError
 
 
 def _bytes(tid: str) -> tuple[bytes, ...]:
     return public_token_bytes(tid)
 
 
-def _brute_prefix(tid: str, prefix: bytes) -> list[int]:
-    if not prefix:
-        return list(range(fixture_tokenizer(tid).n_vocab))
-    return [i for i, b in enumerate(_bytes(tid)) if b and (b.startswith(prefix) or prefix.startswith(b))]
-
-
-def _brute_heal(tid: str, ids: list[int], max_backoff: int) -> tuple[int, bytes]:
-    table = _bytes(tid)
-    best, best_data, data = 0, b"", b""
-    for k in range(1, min(max_backoff, len(ids)) + 1):
-        piece = table[ids[-k]]
-        if not piece:
-            break
-        data = piece + data
-        if any(len(b) > len(data) and b.startswith(data) for b in table):
-            best, best_data = k, data
-    return best, best_data
+def _brute_prefix(tid: str, prefix: bytes, context: bytes = b"") -> list[int]:
+    return [int(i) for i in prefix_allowed(tid, context, prefix).nonzero()[0]]
 
 
 PROMPTS = [
@@ -63,10 +51,10 @@ def test_heal_and_prefix_equal_brute_force(tid: str, max_backoff: int) -> None:
                 cuts.append(ids[:j])
         for case in cuts:
             h = heal(tok, case, max_backoff=max_backoff)
-            removed, prefix = _brute_heal(tid, case, max_backoff)
+            removed, prefix, context = heal_reference(tid, case, max_backoff)
             assert (h.removed, h.prefix) == (removed, prefix), (prompt, case)
             assert h.prompt_ids == case[: len(case) - removed]
-            assert h.constraint().allowed_ids().tolist() == _brute_prefix(tid, prefix)
+            assert h.constraint().allowed_ids().tolist() == _brute_prefix(tid, prefix, context), (prompt, case)
 
 
 @pytest.mark.parametrize("tid", TOKENIZER_IDS)
@@ -77,8 +65,15 @@ def test_prefix_constraint_equals_brute_force_on_token_prefixes(tid: str) -> Non
     prefixes = [b" ", b"e", b" wor", b"http", b"    ", "的".encode()[:2], "👍".encode()[:3], b"\xff"]
     prefixes += [t[: rng.randint(1, len(t))] for t in rng.sample(texts, 25)]
     tok = fixture_tokenizer(tid)
+    refused = 0
     for p in prefixes:
+        if prefix_refused(tid, b"", p):
+            refused += 1
+            with pytest.raises(TokstreamError, match=r"not valid UTF-8|cannot be spelled"):
+                prefix_constraint(tok, p)
+            continue
         assert prefix_constraint(tok, p).allowed_ids().tolist() == _brute_prefix(tid, p), p
+    assert refused < len(prefixes)  # b"\xff" at least is refused; most are not
 
 
 def _walk(c, rng: random.Random, limit: int = 200) -> list[int]:
@@ -104,6 +99,10 @@ def test_generation_reproduces_the_prompt(tid: str, text: str, seed: int, backof
     generated = _walk(h.constraint(), random.Random(seed))
     out = tok.decode_bytes(h.prompt_ids + generated)
     assert out.startswith(original)
+    # What the constraint let through leaves valid UTF-8 behind the kept prompt.
+    table = public_token_bytes(tid)
+    if valid_prefix(original):
+        assert valid_prefix(b"".join(table[i] for i in h.prompt_ids + generated)), (text, generated)
 
 
 @pytest.mark.parametrize("tid", ["cl100k_base", "hf/llama3_tokenizer.json", "spm/mistral_7b_v1_tokenizer.model"])
@@ -113,7 +112,12 @@ def test_state_algebra(tid: str, data) -> None:
     tok = fixture_tokenizer(tid)
     table = _bytes(tid)
     target = data.draw(st.sampled_from([b for b in table if len(b) >= 3]))
-    c = prefix_constraint(tok, target + data.draw(st.sampled_from([b"", b"x", b" y"])))
+    prefix = target + data.draw(st.sampled_from([b"", b"x", b" y"]))
+    if prefix_refused(tid, b"", prefix):
+        with pytest.raises(TokstreamError):
+            prefix_constraint(tok, prefix)
+        return
+    c = prefix_constraint(tok, prefix)
     rng = random.Random(data.draw(st.integers(0, 999)))
     history = [c.allowed_ids().tolist()]
     steps = 0

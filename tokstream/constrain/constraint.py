@@ -9,21 +9,49 @@ each accepted id pushes one immutable node ``(value, parent, depth)``, so
 - ``fork()`` shares the current node (O(1)); the two constraints then move apart
   without copying anything.
 
+Every constraint keeps the output valid UTF-8 (``utf8``, the prefix automaton): a
+token is allowed only if the bytes generated so far plus its bytes are a valid UTF-8
+prefix (some continuation makes them valid UTF-8) *and* the vocabulary can still
+finish the character they leave open, as llguidance, xgrammar and outlines-core do.
+Under the prefix ``"的"`` (``E7 9A 84``) on Llama 3, after ``E7 9A`` the token ``84
+96`` satisfies the prefix but leaves ``96``, which starts no character: refused.
+
 ``prefix_constraint``: the output's bytes must start with a byte string. Allowed are
 the tokens whose bytes extend the remaining prefix (one slice of the vocabulary
-index) and the non-empty tokens that are proper prefixes of it (a trie walk, at most
-one key per byte of the prefix); special tokens are not allowed until the prefix is
-met, then nothing is restricted (``is_done``).
+index, filtered by the UTF-8 state the prefix leaves open: ``Allowed.utf8_state``)
+and the non-empty tokens that are proper prefixes of it (a trie walk, at most one key
+per byte of the prefix) after which the vocabulary can still spell the rest. Special
+tokens are not allowed until the prefix is met. Met, the constraint is done
+(``is_done``: nothing restricted) at the next character boundary: a token that meets
+the prefix but ends inside a character (``E7 9A 84 E4``) leaves the constraint asking
+for that character's continuation bytes first. After that the output is the model's
+again, as without a constraint (keeping *all* output valid UTF-8 is a grammar's job).
+
+The prefix itself must be a valid UTF-8 prefix: ``b"\xe7\x9a"`` (a character cut
+short) is fine, ``b"\x84"`` (no lead byte), ``b"\xff"`` or ``b"\xed\xa0\x80"`` (a
+surrogate) raise ``TokstreamError`` at construction, naming the byte. That is the
+only consistent choice: a constraint that allows no invalid UTF-8 cannot be satisfied
+by such a prefix, and llguidance has no equivalent to copy (its grammars are UTF-8
+text, so an invalid literal cannot be written). A prefix that no tokens can spell
+(the vocabulary lacks its characters) raises, as an unspellable choice does. Token
+healing (``heal``) backs off tokens that may start inside a character whose lead
+byte stays in the prompt; its constraint starts from that open character instead of
+a boundary.
 
 ``choice_constraint``: the output is exactly one of some strings, through any
 tokenization, then ``eos_id`` if given. Allowed are, for each option that continues
 what has been generated, the tokens that are prefixes of the option's rest (the same
 trie walk) after which the vocabulary can still spell the rest (so sampling never
 reaches a dead end; an option no tokens can spell is refused up front), and
-``eos_id`` once an option is complete.
+``eos_id`` once an option is complete. The options are ``str``, so each is valid
+UTF-8 and so is every piece of it: the UTF-8 rule restricts nothing more (an option
+with a lone surrogate, which has no UTF-8, is refused).
 
 Cost per step: ``allowed`` is O(log V + len(prefix)) for a prefix constraint and
-O(options x len(option)) for a choice; the mask itself is ``masks.TokenMasker``'s.
+O(options x len(option)) for a choice; the mask itself is ``masks.TokenMasker``'s
+(plus one ``&`` with the UTF-8 class of the state, ``utf8``). Construction of a prefix
+constraint is one trie walk per byte of the prefix (which offsets can be spelled);
+the first UTF-8 question about a tokenizer builds its ``utf8.Utf8Index`` (~30-80 ms).
 """
 
 from __future__ import annotations
@@ -37,8 +65,9 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from ..errors import InvalidTokenIdError
+from ..errors import InvalidTokenIdError, TokstreamError
 from ..vocab import Slice, VocabIndex
+from .utf8 import ACCEPT, REJECT, Utf8Index, describe_invalid, first_byte_range, states_along, utf8_index
 
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
@@ -51,11 +80,15 @@ V = TypeVar("V")
 @dataclass(frozen=True)
 class Allowed:
     """What a constraint allows next: ``everything`` (every id, specials included),
-    else the ids in ``slices`` of the vocabulary index's ``order`` plus ``ids``."""
+    else the ids in ``slices`` of the vocabulary index's ``order`` plus ``ids``.
+
+    ``utf8_state``, when not None, narrows the slices (not ``ids``) to the tokens that
+    may follow that state of the UTF-8 automaton (``utf8.Utf8Index.ok``)."""
 
     everything: bool
     slices: tuple[Slice, ...] = ()
     ids: tuple[int, ...] = ()
+    utf8_state: int | None = None
 
 
 #: A node of the persistent state stack: (value, parent node, number of accepts).
@@ -107,18 +140,23 @@ class Constraint(ABC, Generic[V]):
         a = self.allowed()
         if a.everything:
             return np.arange(self.index.n_vocab, dtype=np.int64)
-        ids = self.index.ids(list(a.slices)).astype(np.int64)
+        if a.utf8_state is None:
+            ids = self.index.ids(list(a.slices)).astype(np.int64)
+        else:
+            ok, order = utf8_index(self.index).ok[a.utf8_state], self.index.order
+            parts = [order[lo:hi][ok[lo:hi]] for lo, hi in a.slices]
+            ids = np.concatenate(parts).astype(np.int64) if parts else np.empty(0, dtype=np.int64)
         if a.ids:
             ids = np.concatenate([ids, np.asarray(a.ids, dtype=np.int64)])
         return np.unique(ids)
 
     def accept(self, token_id: int) -> bool:
         """Take ``token_id`` if it is allowed (True); otherwise return False and change
-        nothing. An id outside the vocabulary raises ``InvalidTokenIdError``."""
-        if not isinstance(token_id, (int, np.integer)) or not 0 <= token_id < self.index.n_vocab:
-            raise InvalidTokenIdError(token_id, "constraint", self.index.n_vocab)
+        nothing. An id outside the vocabulary, a non-integer or a ``bool``
+        (``accept(True)`` is a bug, not id 1) raises ``InvalidTokenIdError``."""
+        token_id = check_id(token_id, "constraint", self.index.n_vocab)
         value, _, depth = node = self._node
-        nxt = self._step(value, int(token_id))
+        nxt = self._step(value, token_id)
         if nxt is None:
             return False
         self._node = (nxt, node, depth + 1)
@@ -126,11 +164,11 @@ class Constraint(ABC, Generic[V]):
 
     def rollback(self, n: int = 1) -> None:
         """Undo the last ``n`` accepted ids (``rollback(0)`` does nothing); rolling
-        back more than were accepted raises ``ValueError`` and changes nothing."""
-        if not isinstance(n, int) or n < 0:
-            raise ValueError(f"rollback needs a count >= 0, got {n!r}")
+        back more than were accepted, a negative count or a non-int (a ``bool``
+        included) raises ``TokstreamError`` (a ``ValueError``) and changes nothing."""
+        n = check_count(n, "rollback")
         if n > self._node[2]:
-            raise ValueError(f"cannot roll back {n} ids: only {self._node[2]} were accepted")
+            raise TokstreamError(f"cannot roll back {n} ids: only {self._node[2]} were accepted")
         node = self._node
         for _ in range(n):
             node = node[1]
@@ -141,45 +179,123 @@ class Constraint(ABC, Generic[V]):
         return copy.copy(self)  # shallow: the node and the index are shared
 
 
-class PrefixConstraint(Constraint[bytes]):
-    """The output's bytes must start with a byte string; its value is what remains of
-    that string (``b""``: met, nothing restricted)."""
+#: A prefix constraint's value: (the bytes still to produce, the UTF-8 automaton's
+#: state after the bytes produced so far).
+_Prefix = tuple[bytes, int]
 
-    __slots__ = ()
+
+class PrefixConstraint(Constraint[_Prefix]):
+    """The output's bytes must start with a byte string, in valid UTF-8 (module notes).
+
+    ``PrefixConstraint(index, prefix, utf8_state)``: ``utf8_state`` is the UTF-8
+    automaton state the output starts in (``utf8.ACCEPT``, a character boundary,
+    unless the prompt leaves a character open: ``heal``). Raises ``TokstreamError``
+    when ``prefix`` is not a valid UTF-8 continuation of that state, or when no tokens
+    can spell it."""
+
+    __slots__ = ("_spellable", "_states", "_utf8", "prefix")
+
+    def __init__(self, index: VocabIndex, prefix: bytes, utf8_state: int = ACCEPT) -> None:
+        super().__init__(index, (prefix, utf8_state))
+        self.prefix = prefix
+        self._utf8 = u = utf8_index(index)
+        states = states_along(utf8_state, prefix)  # after prefix[:j], for every j
+        if states[-1] == REJECT:
+            raise TokstreamError(
+                f"the prefix {prefix!r} is not valid UTF-8: {describe_invalid(utf8_state, prefix)}; a constraint "
+                "allows only output that valid UTF-8 can continue (to continue a prompt that ends inside a "
+                "character, use heal(tok, prompt_ids).constraint(), which starts from that character)"
+            )
+        self._states = states
+        self._spellable = _prefix_spellable_from(index, u, prefix, states)
+        if prefix and 0 not in self._spellable:
+            raise TokstreamError(
+                f"the prefix {prefix.decode('utf-8', 'replace')!r} cannot be spelled with this vocabulary"
+            )
 
     @property
     def remaining(self) -> bytes:
         """The bytes the output must still produce."""
-        value: bytes = self._node[0]
-        return value
+        value: _Prefix = self._node[0]
+        return value[0]
 
-    def _allowed(self, value: bytes) -> Allowed:
-        if not value:
-            return Allowed(everything=True)
+    def _allowed(self, value: _Prefix) -> Allowed:
+        rest, state = value
         index = self.index
-        # Extensions of the rest, and proper prefixes of it (the trie gives every
-        # non-empty prefix including the whole; the whole is inside the extensions).
-        slices = [index.extensions(value), *index.prefixes(value[:-1])]
-        return Allowed(everything=False, slices=tuple(s for s in slices if s[1] > s[0]))
+        if not rest:
+            if state == ACCEPT:
+                return Allowed(everything=True)
+            # Met inside a character: its continuation bytes first. The tokens that
+            # open with a byte in the range the state needs are one slice of `order`.
+            lo, hi = first_byte_range(state)
+            span = (index.extensions(bytes((lo,)))[0], index.extensions(bytes((hi,)))[0])
+            return Allowed(everything=False, slices=(span,), utf8_state=state)
+        # Extensions of the rest (filtered by the UTF-8 state), and proper prefixes of
+        # it after which the rest can still be spelled (the trie gives every non-empty
+        # prefix including the whole; the whole is inside the extensions). The proper
+        # prefixes are pieces of a valid prefix, so the UTF-8 filter keeps them all.
+        start = len(self.prefix) - len(rest)
+        ok = self._spellable
+        lo, hi = index.extensions(rest)
+        slices = [(lo, hi)] if hi > lo else []
+        slices += [piece for size, piece in index.sized_prefixes(rest[:-1]) if start + size in ok]
+        # Most extension slices need no UTF-8 filter (an O(1) check): leave it out then.
+        check = None if self._utf8.all_ok(state, lo, hi) else state
+        return Allowed(everything=False, slices=tuple(slices), utf8_state=check)
 
-    def _step(self, value: bytes, token_id: int) -> bytes | None:
-        if not value:
+    def _step(self, value: _Prefix, token_id: int) -> _Prefix | None:
+        rest, state = value
+        if not rest and state == ACCEPT:
             return value
         data = self.index.token_bytes[token_id]
         if not data:
             return None  # a special token or an id without text
-        if data.startswith(value):
-            return b""
-        if value.startswith(data):
-            return value[len(data) :]
+        u = self._utf8
+        if not rest or data.startswith(rest):
+            end = int(u.end[state, token_id])
+            return (b"", end) if u.finishable[end] else None
+        if rest.startswith(data):
+            j = len(self.prefix) - len(rest) + len(data)
+            return (rest[len(data) :], self._states[j]) if j in self._spellable else None
         return None
 
-    def _done(self, value: bytes) -> bool:
-        return not value
+    def _done(self, value: _Prefix) -> bool:
+        return not value[0] and value[1] == ACCEPT
+
+
+def _prefix_spellable_from(index: VocabIndex, u: Utf8Index, prefix: bytes, states: list[int]) -> frozenset[int] | range:
+    """The offsets ``j`` of ``prefix`` from which tokens can produce ``prefix[j:]``
+    (and go on in valid UTF-8): one token extending it that may follow ``states[j]``,
+    or a token that is a proper prefix of it followed by such an offset. Dynamic
+    programming from the end; the cheap witnesses (an exact token, a piece) first,
+    the UTF-8 filter over the extensions' slice only when they fail."""
+    n = len(prefix)
+    finish = bool(u.finishable[states[n]])
+    single = u.single_bytes
+    if finish and all(b in single for b in prefix):
+        return range(n)  # byte by byte (every byte-level vocabulary): every offset
+    ok: set[int] = set()
+    trie = index.trie
+    for j in range(n - 1, -1, -1):
+        rest = prefix[j:]
+        # A one-byte token and a spellable rest is the usual witness (byte-level
+        # vocabularies have every byte); then any other token piece; then the
+        # extensions' slice.
+        if (j + 1 in ok and rest[:1] in trie) or any(
+            finish if j + len(key) == n else j + len(key) in ok for key in trie.prefixes(rest)
+        ):
+            ok.add(j)
+        elif u.any_ok(states[j], *index.extensions(rest)):
+            ok.add(j)
+    return frozenset(ok)
 
 
 def prefix_constraint(tok: Tokenizer, prefix: bytes) -> PrefixConstraint:
-    """A constraint: the generated bytes must start with ``prefix`` (module notes).
+    """A constraint: the generated bytes must start with ``prefix``, in valid UTF-8
+    (module notes).
+
+    ``prefix`` must be a valid UTF-8 prefix (it may end inside a character) that the
+    vocabulary can spell; otherwise ``TokstreamError`` names the problem.
 
     >>> import tokstream
     >>> tok = tokstream.load("cl100k_base")
@@ -210,7 +326,9 @@ class ChoiceConstraint(Constraint[_Choice]):
         self._spellable = [_spellable_from(index, o) for o in options]
         for o, ok in zip(options, self._spellable):
             if 0 not in ok:
-                raise ValueError(f"the option {o.decode('utf-8', 'replace')!r} cannot be spelled with this vocabulary")
+                raise TokstreamError(
+                    f"the option {o.decode('utf-8', 'replace')!r} cannot be spelled with this vocabulary"
+                )
 
     def _allowed(self, value: _Choice) -> Allowed:
         done, ended = value
@@ -290,11 +408,36 @@ def choice_constraint(tok: Tokenizer, options: Iterable[str], *, eos_id: int | N
         if not isinstance(o, str):
             raise TypeError(f"options must be strings, got {type(o).__name__}")
         if not o:
-            raise ValueError("an empty option would allow only EOS; remove it")
-        opts.append(o.encode("utf-8"))
+            raise TokstreamError("an empty option would allow only EOS; remove it")
+        try:
+            opts.append(o.encode("utf-8"))
+        except UnicodeEncodeError as e:
+            raise TokstreamError(
+                f"the option {o!r} holds a lone surrogate at offset {e.start}, which has no UTF-8; "
+                "a constraint allows only valid UTF-8"
+            ) from e
     if not opts:
-        raise ValueError("choice_constraint needs at least one option")
+        raise TokstreamError("choice_constraint needs at least one option")
     index = tok.vocab.index
-    if eos_id is not None and not 0 <= eos_id < index.n_vocab:
-        raise InvalidTokenIdError(eos_id, tok.name, index.n_vocab)
+    if eos_id is not None:
+        eos_id = check_id(eos_id, tok.name, index.n_vocab)
     return ChoiceConstraint(index, tuple(dict.fromkeys(opts)), eos_id)
+
+
+def check_id(token_id: object, name: str, n_vocab: int) -> int:
+    """``token_id`` as an ``int`` if it is an id in ``[0, n_vocab)``; otherwise
+    ``InvalidTokenIdError``, as ``Tokenizer.decode`` raises for a non-integer. A
+    ``bool`` is refused: ``True`` is an ``int`` to Python, and a mask or flag passed
+    where an id belongs would otherwise be read as id 1."""
+    if isinstance(token_id, (bool, np.bool_)):
+        raise InvalidTokenIdError(token_id, f"{name}; a bool is not a token id", n_vocab)
+    if not isinstance(token_id, (int, np.integer)) or not 0 <= token_id < n_vocab:
+        raise InvalidTokenIdError(token_id, name, n_vocab)
+    return int(token_id)
+
+
+def check_count(n: object, what: str) -> int:
+    """``n`` as an ``int`` >= 0, or ``TokstreamError`` (a ``bool`` is refused)."""
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise TokstreamError(f"{what} needs an int >= 0, got {n!r}")
+    return int(n)

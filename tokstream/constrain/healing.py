@@ -7,11 +7,21 @@ cut at a token boundary that training rarely saw. ``heal`` removes up to
 extends (``" wor"`` -> ``" world"``), never a special token or anything before one;
 ``Healing.constraint()`` then requires the generation's bytes to start with the
 removed bytes. Everything works on token bytes, so the byte-level ``Ġ`` proxy,
-SentencePiece's ``▁`` and ``<0xXX>`` pieces and a UTF-8 character split across
-tokens need no special case, and a trailing space is never stripped: it moves into
-the constraint.
+SentencePiece's ``▁`` and ``<0xXX>`` pieces need no special case, and a trailing
+space is never stripped: it moves into the constraint.
 
-Cost: one binary search of the vocabulary index per token backed off (O(k log V)).
+UTF-8 (``utf8``): the constraint allows only valid UTF-8 (``constraint`` module
+notes). A character split across tokens may put its lead byte in the kept prompt and
+its continuation bytes in the removed ones (Llama 3 encodes some CJK text so), so the
+constraint starts from the character the kept prompt leaves open: its last character,
+read from its lead byte (earlier invalid bytes in the prompt are not the generation's
+business; after a special token, a boundary). Tokens are backed off only as far as
+some single token strictly extends them *and* may follow that open character: a
+prompt ending in bytes no UTF-8 holds (an orphan continuation byte, ``0xFF``) is not
+healed across them.
+
+Cost: one binary search of the vocabulary index per token backed off (O(k log V)),
+plus a scan of the UTF-8 class of the extending tokens (``utf8``; usually a few).
 """
 
 from __future__ import annotations
@@ -20,11 +30,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import numpy as np
-
-from ..errors import InvalidTokenIdError
 from ..vocab import VocabIndex
-from .constraint import PrefixConstraint
+from .constraint import PrefixConstraint, check_count, check_id
+from .utf8 import ACCEPT, REJECT, run, utf8_index
 
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
@@ -35,17 +43,22 @@ __all__ = ["Healing", "heal"]
 @dataclass(frozen=True)
 class Healing:
     """The result of ``heal``: ``prompt_ids`` (the prompt without the removed tokens),
-    ``prefix`` (the removed tokens' bytes, which the generation must reproduce) and
-    ``removed`` (how many tokens were backed off; 0 leaves the prompt unchanged)."""
+    ``prefix`` (the removed tokens' bytes, which the generation must reproduce),
+    ``removed`` (how many tokens were backed off; 0 leaves the prompt unchanged) and
+    ``utf8_state``, the UTF-8 automaton state the kept prompt leaves open
+    (``utf8.ACCEPT`` at a character boundary)."""
 
     prompt_ids: list[int]
     prefix: bytes
     removed: int
     index: VocabIndex
+    utf8_state: int = ACCEPT
 
     def constraint(self) -> PrefixConstraint:
-        """A fresh ``prefix_constraint`` for ``prefix`` (done at once when empty)."""
-        return PrefixConstraint(self.index, self.prefix)
+        """A fresh prefix constraint for ``prefix`` from the kept prompt's open
+        character (``prefix_constraint`` when that is a boundary; done at once when
+        nothing was removed)."""
+        return PrefixConstraint(self.index, self.prefix, self.utf8_state)
 
 
 def heal(tok: Tokenizer, prompt_ids: Sequence[int], *, max_backoff: int = 1) -> Healing:
@@ -61,23 +74,47 @@ def heal(tok: Tokenizer, prompt_ids: Sequence[int], *, max_backoff: int = 1) -> 
     >>> h.prefix, tok.decode(h.prompt_ids)
     (b'exa', 'Visit https://')
     """
-    if not isinstance(max_backoff, int) or max_backoff < 0:
-        raise ValueError(f"max_backoff must be an int >= 0, got {max_backoff!r}")
-    ids = list(prompt_ids)
+    max_backoff = check_count(max_backoff, "max_backoff")
     index = tok.vocab.index
     n = index.n_vocab
+    ids = list(prompt_ids)
     for i in ids:
-        if not isinstance(i, (int, np.integer)) or not 0 <= i < n:
-            raise InvalidTokenIdError(i, tok.name, n)
-    best, best_data = 0, b""
+        if type(i) is not int or not 0 <= i < n:  # numpy ints, bools, bad ids: checked
+            ids = [check_id(i, tok.name, n) for i in ids]
+            break
+    u = utf8_index(index)
+    best, best_data, best_state = 0, b"", ACCEPT  # nothing removed: nothing to reproduce
     data = b""
     for k in range(1, min(max_backoff, len(ids)) + 1):
         piece = index.token_bytes[ids[-k]]
         if not piece:  # a special token (or an id without text): never heal across it
             break
         data = piece + data
-        lo, hi = index.extensions(data)
-        # Sorted by bytes, the slice ends with its longest member unless all equal data.
-        if hi > lo and index.token_bytes[int(index.order[hi - 1])] != data:
-            best, best_data = k, data
-    return Healing([int(i) for i in ids[: len(ids) - best]], best_data, best, index)
+        state = _open_state(index, ids, len(ids) - k)
+        if state == REJECT:
+            continue
+        # The tokens strictly longer than data that start with it: sorted by bytes,
+        # they follow the ones equal to data, from the first string above data.
+        lo, hi = index.extensions(data + b"\x00")[0], index.extensions(data)[1]
+        if hi > lo and u.any_ok(state, lo, hi):
+            best, best_data, best_state = k, data, state
+    return Healing(ids[: len(ids) - best], best_data, best, index, best_state)
+
+
+def _open_state(index: VocabIndex, ids: list[int], stop: int) -> int:
+    """The UTF-8 automaton state the bytes of ``ids[:stop]`` leave open (module
+    notes): their last character read from its lead byte; ``ACCEPT`` when empty or
+    after a special token, ``REJECT`` when they end in bytes no character holds."""
+    tail = b""
+    for k in range(stop - 1, -1, -1):
+        piece = index.token_bytes[ids[k]]
+        if not piece:
+            break
+        tail = piece + tail
+        if len(tail) >= 4:
+            break
+    tail = tail[-4:]  # a character is at most 4 bytes
+    for k in range(len(tail) - 1, -1, -1):
+        if tail[k] & 0xC0 != 0x80:  # not a continuation byte: the last lead
+            return run(ACCEPT, tail[k:])
+    return REJECT if tail else ACCEPT

@@ -68,19 +68,19 @@ up to ``3 x _COMPLETIONS`` for a partial one whose characters are long enough to
 64 completions on each side (none on the fixtures has more than 64 in all). From
 cold, vocabulary index included: o200k_base ~1.2 s, Llama 3 ~0.9 s, BERT ~0.7 s
 (1.3k listed ids). The result is cached per tokenizer (a ``WeakKeyDictionary``, like
-``vocab_index``); ``token_witness`` is not cached (one search, usually one encode).
+``vocab_index``; built once under a per-tokenizer lock); ``token_witness`` is not cached (one search, usually one encode).
 """
 
 from __future__ import annotations
 
+import threading
 import weakref
 from collections.abc import Callable, Iterator
 from itertools import islice, product
 from typing import TYPE_CHECKING, Final
 
-import numpy as np
-
-from ..errors import InvalidTokenIdError, TokstreamError
+from ..errors import TokstreamError
+from .constraint import check_id
 
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
@@ -133,16 +133,20 @@ def unreachable_tokens(tok: Tokenizer, *, include_partial: bool = True) -> list[
     >>> [tok.token_bytes(i) for i in unreachable_tokens(tok)][:4]
     [b'\\xc0', b'\\xc1', b'\\xf5', b'\\xf6']
     """
-    cached = _CACHE.get(tok)
-    if cached is None:
-        cached = _CACHE[tok] = {}
-    if "whole" not in cached:
-        cached["whole"] = _search(tok, partial=False)
-    if not include_partial:
-        return list(cached["whole"])
-    if "partial" not in cached:
-        cached["partial"] = _search(tok, partial=True)
-    return sorted(cached["whole"] + cached["partial"])
+    with _CACHE_LOCK:
+        entry = _CACHE.get(tok)
+        if entry is None:
+            entry = _CACHE[tok] = _Entry()
+    # One search per tokenizer and kind: concurrent first calls wait for it (the
+    # tokenizer's own lock, so other tokenizers' searches run meanwhile).
+    with entry.lock:
+        if entry.whole is None:
+            entry.whole = _search(tok, partial=False)
+        if not include_partial:
+            return list(entry.whole)
+        if entry.partial is None:
+            entry.partial = _search(tok, partial=True)
+        return sorted(entry.whole + entry.partial)
 
 
 def token_witness(tok: Tokenizer, token_id: int) -> str | None:
@@ -157,15 +161,26 @@ def token_witness(tok: Tokenizer, token_id: int) -> str | None:
     (b" I'", False, " I'M")
     """
     index = tok.vocab.index
-    if not isinstance(token_id, (int, np.integer)) or not 0 <= token_id < index.n_vocab:
-        raise InvalidTokenIdError(token_id, tok.name, index.n_vocab)
+    token_id = check_id(token_id, tok.name, index.n_vocab)
     data = index.token_bytes[token_id]
     if not data:
         return None
-    return _witness(tok.encode_ordinary, int(token_id), data)
+    return _witness(tok.encode_ordinary, token_id, data)
 
 
-_CACHE: weakref.WeakKeyDictionary[Tokenizer, dict[str, list[int]]] = weakref.WeakKeyDictionary()
+class _Entry:
+    """One tokenizer's cached search results, and the lock that builds them once."""
+
+    __slots__ = ("lock", "partial", "whole")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.whole: list[int] | None = None
+        self.partial: list[int] | None = None
+
+
+_CACHE: weakref.WeakKeyDictionary[Tokenizer, _Entry] = weakref.WeakKeyDictionary()
+_CACHE_LOCK = threading.Lock()
 
 
 def _search(tok: Tokenizer, *, partial: bool) -> list[int]:
