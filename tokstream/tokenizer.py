@@ -489,8 +489,8 @@ class Tokenizer:
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
         """Concatenate the tokens' bytes (tiktoken's ``decode_bytes``).
 
-        Raises ``InvalidTokenIdError`` (a ``ValueError``) naming the first id that is
-        not in the vocabulary.
+        Raises ``InvalidTokenIdError`` (a ``ValueError`` and a ``KeyError``) naming the
+        first id that is not in the vocabulary; a ``bool`` is not an id.
         """
         ids = ids if isinstance(ids, (list, tuple)) else list(ids)
         table = self._vocab.table
@@ -498,7 +498,8 @@ class Tokenizer:
             data = b"".join(map(table.__getitem__, ids))  # type: ignore[arg-type]
         except (IndexError, TypeError):
             data = None
-        if data is None or (ids and min(ids) < 0):
+        # The table takes negative indices and bools (True is 1): check both, in C.
+        if data is None or (ids and (min(ids) < 0 or bool in set(map(type, ids)))):
             self._raise_bad_id(ids)
         return data  # type: ignore[return-value]
 
@@ -531,7 +532,12 @@ class Tokenizer:
     def _raise_bad_id(self, ids: Sequence[int]) -> None:
         table = self._vocab.table
         for i in ids:
-            if not isinstance(i, (int, np.integer)) or not 0 <= i < len(table) or table[i] is None:
+            if (
+                isinstance(i, bool)
+                or not isinstance(i, (int, np.integer))
+                or not 0 <= i < len(table)
+                or table[i] is None
+            ):
                 raise InvalidTokenIdError(i, self.name, self._n_vocab)
         raise AssertionError("unreachable: no bad id found")  # pragma: no cover
 
