@@ -130,6 +130,11 @@ class Tokenizer:
         self._recipe = recipe
         self._source_bytes = source_bytes
         self._fingerprint: str | None = None
+        # The fingerprint is built once even when threads ask together (up to ~4 s for
+        # Llama 3 on a busy machine). The other first-use builds are locked where they
+        # live (Vocabulary, the BPE pair table) or idempotent: a complete object is
+        # built, then assigned in one step, so a racing thread builds an equal one.
+        self._fingerprint_lock = threading.Lock()
         self._identity = uuid.uuid4().hex
 
     # ------------------------------------------------------------------ loading
@@ -593,9 +598,13 @@ class Tokenizer:
         ``tokenizer.json`` and the file we save from it. Computed once (up to ~1 s for
         a large ``tokenizer.json``).
         """
-        if self._fingerprint is None:
-            self._fingerprint = self.pipeline.fingerprint(self._source_bytes)
-        return self._fingerprint
+        found = self._fingerprint
+        if found is None:
+            with self._fingerprint_lock:
+                found = self._fingerprint
+                if found is None:
+                    found = self._fingerprint = self.pipeline.fingerprint(self._source_bytes)
+        return found
 
     def __repr__(self) -> str:
         return f"<Tokenizer {self.name!r} n_vocab={self._n_vocab}>"
