@@ -12,10 +12,11 @@ import os
 import pickle
 import re
 import shutil
+from unittest import mock
 
 import numpy as np
 import pytest
-from helpers import assert_sequences_equal, fixture_file
+from helpers import assert_sequences_equal, fixture_file, fixture_tokenizer
 
 import tokstream
 from tokstream import Tokenizer
@@ -98,7 +99,93 @@ def test_non_int_ids_are_not_internal_errors(ours):
         for fn, arg in ((tok.decode, [bad]), (tok.decode_bytes, [0, bad]), (tok.token_bytes, bad)):
             with pytest.raises((TypeError, ValueError)) as info:
                 fn(arg)
-            assert not isinstance(info.value, INTERNAL)
+            # InvalidTokenIdError is a KeyError by design (tiktoken callers catch
+            # KeyError); it is the error here, and no internal one escapes.
+            assert isinstance(info.value, tokstream.InvalidTokenIdError), repr(info.value)
+            assert type(info.value).__mro__[1:3] == (tokstream.TokstreamError, ValueError)
+
+
+@pytest.mark.parametrize(
+    "tid",
+    ["cl100k_base", "hf/bert_minilm_tokenizer.json", "hf/llama3_tokenizer.json", "spm/spm_botchan_en_bpe_1000.model"],
+)
+def test_bool_is_not_an_id(tid):
+    """True is an int to Python, and indexed the bytes table as id 1; every core entry
+    point that takes ids refuses it with InvalidTokenIdError, naming the type."""
+    tok = fixture_tokenizer(tid)
+    assert tok.decode([1, 0]) == tok.decode([int(True), int(False)])  # the ids it would have been
+    for bad in (True, False):
+        calls = [
+            lambda bad=bad: tok.decode([bad]),
+            lambda bad=bad: tok.decode([5, bad], skip_special_tokens=True),
+            lambda bad=bad: tok.decode_bytes((bad,)),
+            lambda bad=bad: tok.decode_bytes(iter([5, bad])),
+            lambda bad=bad: tok.token_bytes(bad),
+            lambda bad=bad: tok.id_to_token(bad),
+            lambda bad=bad: tok.vocab.token_bytes(bad),
+        ]
+        for call in calls:
+            with pytest.raises(tokstream.InvalidTokenIdError, match=rf"token id {bad} is a bool, not an int") as info:
+                call()
+            assert info.value.token_id is bad
+
+
+def test_invalid_id_is_a_key_error(ours, reference):
+    """tiktoken raises KeyError for an id it lacks; `except KeyError` catches ours too,
+    and str() reads as the message (KeyError's str() would quote it)."""
+    tok, enc = ours("cl100k_base"), reference("cl100k_base")
+    with pytest.raises(KeyError):
+        enc.decode_single_token_bytes(100256)
+    for call in (lambda: tok.decode([100256]), lambda: tok.token_bytes(100256), lambda: tok.decode([1.5])):
+        with pytest.raises(KeyError) as info:
+            call()
+        assert isinstance(info.value, ValueError) and isinstance(info.value, tokstream.InvalidTokenIdError)
+        message = str(info.value)
+        assert message.startswith("token id ") and message == info.value.args[0], message
+    assert "is a float, not an int" in str(tokstream.InvalidTokenIdError(1.5, "x", 10))
+    assert "is unused in 'cl100k_base'" in str(tokstream.InvalidTokenIdError(100256, "cl100k_base", 100277))
+
+
+def test_gpt2_is_named_as_in_tiktoken(tmp_path):
+    """tiktoken's get_encoding("gpt2") is an encoding named "gpt2" over r50k_base's
+    ranks (its constructor, run here on the local r50k_base ranks instead of the
+    downloaded vocab.bpe / encoder.json)."""
+    pytest.importorskip("tiktoken")
+    import tiktoken
+    from tiktoken.load import load_tiktoken_bpe
+    from tiktoken_ext import openai_public
+
+    ranks = load_tiktoken_bpe(str(fixture_file("tiktoken/r50k_base.tiktoken")))
+    with mock.patch.object(openai_public, "data_gym_to_mergeable_bpe_ranks", lambda **kw: ranks):
+        enc = tiktoken.Encoding(**openai_public.ENCODING_CONSTRUCTORS["gpt2"]())
+    tok = tokstream.load("gpt2")
+    assert tok.name == enc.name == "gpt2"
+    assert tokstream.load("r50k_base").name == "r50k_base"
+    text = "Hello world, it's GPT-2 <|endoftext|> here"
+    assert tok.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all")
+    assert tok.n_vocab == enc.n_vocab and tok.special_tokens == {"<|endoftext|>": enc.eot_token}
+    assert pickle.loads(pickle.dumps(tok)).name == "gpt2"
+
+
+def test_rank_and_special_ids_are_checked():
+    ranks = {bytes([b]): b for b in range(256)}
+    with pytest.raises(tokstream.TokstreamError, match=r"special token '<x>' \(-1\): ids must be non-negative"):
+        Tokenizer(ranks, pattern="cl100k_base", special_tokens={"<x>": -1})
+    with pytest.raises(TypeError, match="special token '<x>': ids must be int, got bool True"):
+        Tokenizer(ranks, pattern="cl100k_base", special_tokens={"<x>": True})
+    with pytest.raises(TypeError, match=r"rank of b'a': ids must be int, got float"):
+        Tokenizer({**ranks, b"a": 97.0}, pattern="cl100k_base")
+    with pytest.raises(tokstream.TokstreamError, match="ranks is empty"):
+        Tokenizer({}, pattern="cl100k_base", special_tokens={"<x>": 0})
+    with pytest.raises(tokstream.TokstreamError, match="surrogate"):
+        Tokenizer(ranks, pattern="cl100k_base", special_tokens={"<\ud800>": 256})
+
+
+def test_empty_rank_file(tmp_path):
+    path = tmp_path / "cl100k_base.tiktoken"
+    path.write_bytes(b"")
+    with pytest.raises(tokstream.TokenizerFileError, match="empty"):
+        Tokenizer.from_tiktoken(path, pattern="cl100k_base")
 
 
 # ---------------------------------------------------------------------- types

@@ -368,7 +368,8 @@ def check_bert_slices(tok, text: str, ids, offsets) -> None:
             continue
         spelling = "".join(tok.id_to_token(t).removeprefix("##") for t in members)
         # strip(): BertNormalizer pads a Chinese character with spaces.
-        assert normalize(text[a:b]).strip() == spelling, (spelling, a, b, text[:200])
+        # encode replaces lone surrogates first (U+FFFD, which BERT's normalizer drops)
+        assert normalize(replace_surrogates(text[a:b])).strip() == spelling, (spelling, a, b, text[:200])
 
 
 def _reference_options(name: str) -> dict[str, object]:

@@ -87,8 +87,8 @@ def load(name_or_path: str | os.PathLike[str]) -> Tokenizer:
     one. Unknown names raise ``UnknownTokenizerError`` (a ``ValueError``) listing the
     known ones. ``tokenizer.json`` files and SentencePiece ``.model`` files load too.
 
-    >>> load("gpt2").name
-    'r50k_base'
+    >>> load("gpt2").name  # as tiktoken's get_encoding("gpt2"); r50k_base's ranks
+    'gpt2'
     """
     from .formats.registry import load as _load
 

@@ -260,8 +260,13 @@ class PieceEncoder:
         evicted = self._parts.store(fresh)
         rest = islice(parts, 1, None)
         if not evicted:
-            # Nothing was evicted: every short part is cached now, long ones compute.
-            return list(chain.from_iterable(map(self._parts.__getitem__, rest)))
+            # Nothing was evicted: every short part is cached now, long ones compute;
+            # unless another thread's store cleared the dict meanwhile (a short part's
+            # miss raises KeyError): then take the path below.
+            try:
+                return list(chain.from_iterable(map(self._parts.__getitem__, rest)))
+            except KeyError:
+                rest = islice(parts, 1, None)
         # The store cleared the cache to keep its bound; parts seen before this call
         # are computed again.
         lookup, cached, compute = fresh.get, self._parts.get, self.chunk_ids

@@ -60,6 +60,7 @@ import regex
 
 from .errors import TokstreamError
 from .json_fields import expect_object, field
+from .surrogates import has_surrogates
 
 if TYPE_CHECKING:
     from .normalizers import Normalizer
@@ -304,6 +305,12 @@ class AddedVocabulary:
                 raise TokstreamError(
                     f"added token {t.id} has empty content; an empty literal would match everywhere "
                     f"(tokenizers skips such entries on load)"
+                )
+            if has_surrogates(t.content):
+                raise TokstreamError(
+                    f"added token {t.id} ({t.content!r:.60}) holds a surrogate code point: encode replaces "
+                    f"those before matching (module surrogates), so it could never match, and neither "
+                    f"tiktoken nor tokenizers can hold it; write the character itself"
                 )
         #: literal -> id of the special tokens (the policy resolves against these).
         self.special_tokens: dict[str, int] = {}

@@ -5,7 +5,8 @@ Every error is a ``ValueError`` subclass, so code written against the contract
 
     ValueError
      └── TokstreamError                 base of everything below
-          ├── InvalidTokenIdError       an id outside the vocabulary (decode, token_bytes, ...)
+          ├── InvalidTokenIdError       not an id of the vocabulary (decode, token_bytes, ...);
+          │                             also a KeyError, as tiktoken's lookups raise
           ├── SpecialTokenError         a disallowed special token's literal text in the input
           ├── UnknownTokenizerError     tokstream.load() got a name it does not know
           └── TokenizerFileError        a tokenizer file is malformed; names the file and line
@@ -13,7 +14,10 @@ Every error is a ``ValueError`` subclass, so code written against the contract
                └── UnsupportedComponentError  a component type tokstream does not implement
                                         (also a NotImplementedError)
 
-Wrong *types* (a ``bytes`` where ``str`` is expected) raise the built-in ``TypeError``.
+Wrong *types* (a ``bytes`` where ``str`` is expected) raise the built-in ``TypeError``,
+except where an id is expected: a ``bool``, a ``float`` or a ``str`` given as a token
+id raises ``InvalidTokenIdError`` like any other id the vocabulary does not have
+(``True`` is an ``int`` to Python, and would otherwise decode as id 1).
 """
 
 from __future__ import annotations
@@ -34,17 +38,47 @@ class TokstreamError(ValueError):
     """Base class of every tokstream error."""
 
 
-class InvalidTokenIdError(TokstreamError):
-    """A token id that the tokenizer does not have (negative, too large, or a hole)."""
+class InvalidTokenIdError(TokstreamError, KeyError):
+    """A token id that the tokenizer does not have: negative, too large, a hole, or
+    not an ``int`` at all (a ``bool`` is not an id).
+
+    Also a ``KeyError``, so code written for tiktoken (``except KeyError``) catches it;
+    unlike a plain ``KeyError``, ``str()`` gives the message unquoted.
+
+    >>> e = InvalidTokenIdError(True, "cl100k_base", 100277)
+    >>> print(e)
+    token id True is a bool, not an int, so it is no token id of 'cl100k_base'; pass int ids
+    >>> isinstance(e, KeyError) and isinstance(e, ValueError)
+    True
+    """
 
     def __init__(self, token_id: object, name: str, n_vocab: int) -> None:
         self.token_id = token_id
         self._args = (token_id, name, n_vocab)
-        super().__init__(f"token id {token_id!r} is out of range for {name!r} (n_vocab={n_vocab})")
+        if isinstance(token_id, bool) or not _is_int(token_id):
+            message = (
+                f"token id {token_id!r:.40} is a {type(token_id).__name__}, not an int, "
+                f"so it is no token id of {name!r}; pass int ids"
+            )
+        elif 0 <= token_id < n_vocab:  # type: ignore[operator]
+            message = f"token id {token_id!r} is unused in {name!r}: no token has it (n_vocab={n_vocab})"
+        else:
+            message = f"token id {token_id!r} is out of range for {name!r} (n_vocab={n_vocab})"
+        self.message = message
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        # KeyError.__str__ would quote the message (it reprs a lone argument).
+        return self.message
 
     def __reduce__(self) -> tuple[type, tuple[object, ...]]:
         # Errors cross process boundaries (encode_batch's pool) by pickling.
         return (type(self), self._args)
+
+
+def _is_int(value: object) -> bool:
+    """An ``int`` or a numpy integer (without importing numpy)."""
+    return isinstance(value, int) or (hasattr(value, "__index__") and type(value).__module__ == "numpy")
 
 
 class SpecialTokenError(TokstreamError):

@@ -114,6 +114,12 @@ class Pipeline:
         self._spellings: off.Spellings | None = None
         # Offsets from byte lengths are exact when the tokens' bytes are the text's UTF-8.
         self._byte_exact = self._direct is not None and byte_local(decoder) and self.added.plain_specials
+        #: Whether ``encode`` and ``encode_offsets`` raise ``UnicodeEncodeError`` on any
+        #: text holding a surrogate outside an added token (the byte-level path encodes
+        #: every piece to UTF-8 strictly, and no normalizer runs before it), so the
+        #: tokenizer replaces surrogates only after that error (``surrogates``), at no
+        #: cost to other text. Other pipelines would encode them: they are replaced first.
+        self.refuses_surrogates = self._fast is not None and normalizer is None
 
     @classmethod
     def from_ranks(

@@ -68,7 +68,6 @@ A stage that declares nothing (the defaults: ``Cut(NONE)``, ``space_local = Fals
 from __future__ import annotations
 
 import enum
-import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -76,6 +75,8 @@ from functools import partial
 from typing import TYPE_CHECKING, Final
 
 import regex
+
+from .surrogates import has_surrogates, index_map, replace_surrogates, settled_end
 
 if TYPE_CHECKING:
     from .added_vocabulary import Matcher, Trie
@@ -263,8 +264,6 @@ class Cut:
 #: Nothing declared.
 NO_CUT: Final = Cut()
 
-_SURROGATE: Final = re.compile("[\ud800-\udfff]")
-
 #: ``rule(text, first) -> cut`` of plain text (no added token in it).
 PlainRule = Callable[[str, bool], int]
 
@@ -348,10 +347,9 @@ class Stability:
         self._trie_holds: dict[int, tuple[Trie, SpecialHold]] = {}
 
     def cut(self, text: str, policy: SpecialPolicy, matcher: Matcher | None, first: bool) -> tuple[int, bool]:
+        if has_surrogates(text):
+            return self._surrogate_cut(text, policy, matcher, first)
         limit = len(text)
-        m = _SURROGATE.search(text)
-        if m is not None:  # a pair may still form; encode replaces lone ones
-            limit = m.start()
         if matcher is None:
             # No token can match: only a disallowed literal may be completing (raise).
             start = 0
@@ -377,6 +375,19 @@ class Stability:
         if start > 0:
             return start, True
         return 0, first
+
+    def _surrogate_cut(
+        self, text: str, policy: SpecialPolicy, matcher: Matcher | None, first: bool
+    ) -> tuple[int, bool]:
+        """``cut`` of text holding surrogates: the cut of what ``encode`` sees (module
+        ``surrogates``: lone ones are U+FFFD, pairs joined), mapped back to ``text``'s
+        indices, never between a pair's halves. A trailing high surrogate is left out,
+        since appended text may complete its pair; the cut of that prefix is a cut of
+        ``text`` (the replaced text of ``text + s`` starts with the prefix's)."""
+        head = text[: settled_end(text)]
+        fixed = replace_surrogates(head)
+        b, opens = self.cut(fixed, policy, matcher, first)
+        return (index_map(head)[b] if len(fixed) != len(head) else b), opens
 
     def _hold(self, policy: SpecialPolicy, matcher: Matcher | None) -> SpecialHold:
         """The ``SpecialHold`` of the call's literals matched in the input (the raw

@@ -25,6 +25,7 @@ from .errors import InvalidTokenIdError
 from .pipeline import Pipeline
 from .specials import SpecialPolicy, SpecialSet, resolve_policy
 from .stability import Stability
+from .surrogates import index_map, replace_surrogates
 from .vocab import Vocabulary
 
 if TYPE_CHECKING:
@@ -129,6 +130,11 @@ class Tokenizer:
         self._recipe = recipe
         self._source_bytes = source_bytes
         self._fingerprint: str | None = None
+        # The fingerprint is built once even when threads ask together (up to ~4 s for
+        # Llama 3 on a busy machine). The other first-use builds are locked where they
+        # live (Vocabulary, the BPE pair table) or idempotent: a complete object is
+        # built, then assigned in one step, so a racing thread builds an equal one.
+        self._fingerprint_lock = threading.Lock()
         self._identity = uuid.uuid4().hex
 
     # ------------------------------------------------------------------ loading
@@ -306,14 +312,7 @@ class Tokenizer:
         check_text(text)
         policy, matcher = self._policy(allowed_special, disallowed_special)
         policy.check(text)
-        try:
-            ids, offsets = self._offsets(text, matcher)
-        except UnicodeEncodeError:
-            fixed = _replace_surrogates(text)
-            ids, offsets = self._offsets(fixed, matcher)
-            if len(fixed) != len(text):
-                back = _surrogate_index_map(text)
-                offsets = [(back[a], back[b]) for a, b in offsets]
+        ids, offsets = self._offsets(text, matcher)
         post = self.pipeline.post_processor
         if post is not None and post.trims_offsets:  # ByteLevel's trim_offsets (processors notes)
             offsets = post.process_offsets(ids, offsets, self._vocab.spellings, add_special_tokens=add_special_tokens)
@@ -324,16 +323,33 @@ class Tokenizer:
         return ids, offsets
 
     def _offsets(self, text: str, matcher: Matcher | None) -> tuple[list[int], list[tuple[int, int]]]:
-        """Ids and offsets of policy-checked ``text``: an added token spans its match."""
-        return self.pipeline.encode_offsets(text, matcher, table=self._vocab.table)
+        """Ids and offsets of policy-checked ``text``: an added token spans its match.
+        Surrogates are replaced as ``_encode_part`` does; offsets index ``text``."""
+        pipeline = self.pipeline
+        if pipeline.refuses_surrogates:
+            try:
+                return pipeline.encode_offsets(text, matcher, table=self._vocab.table)
+            except UnicodeEncodeError:
+                pass
+        fixed = replace_surrogates(text)
+        ids, offsets = pipeline.encode_offsets(fixed, matcher, table=self._vocab.table)
+        if len(fixed) != len(text):  # joined pairs: map back to the caller's indices
+            back = index_map(text)
+            offsets = [(back[a], back[b]) for a, b in offsets]
+        return ids, offsets
 
     def _encode_part(self, text: str, matcher: Matcher | None, continued: bool) -> list[int]:
         """Ids of policy-checked ``text``; ``continued`` when it continues a cut.
-        Lone surrogates are replaced as tiktoken does."""
-        try:
-            return self.pipeline.encode(text, matcher, continued=continued)
-        except UnicodeEncodeError:
-            return self.pipeline.encode(_replace_surrogates(text), matcher, continued=continued)
+        Surrogates are replaced as tiktoken does (module ``surrogates``), for every
+        pipeline: where the pipeline refuses them (``Pipeline.refuses_surrogates``) only
+        after it raises, so other text pays nothing."""
+        pipeline = self.pipeline
+        if pipeline.refuses_surrogates:
+            try:
+                return pipeline.encode(text, matcher, continued=continued)
+            except UnicodeEncodeError:
+                pass
+        return pipeline.encode(replace_surrogates(text), matcher, continued=continued)
 
     def _policy(
         self, allowed_special: SpecialSet, disallowed_special: SpecialSet
@@ -384,7 +400,9 @@ class Tokenizer:
         trial encodings, so it is sound; it is tight for the named regex patterns and
         cuts before runs of spaces for SentencePiece, Mistral and BERT pipelines. Text
         that may still complete a special token's literal, a trailing whitespace run
-        and a lone surrogate are never passed.
+        and a trailing high surrogate (appended text may complete its pair) are never
+        passed; other surrogates count as what ``encode`` makes of them (U+FFFD, or
+        the character of a pair), and the boundary never splits a pair.
 
         >>> tok = __import__("tokstream").load("cl100k_base")
         >>> text = "Hello world, how are"
@@ -476,8 +494,8 @@ class Tokenizer:
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
         """Concatenate the tokens' bytes (tiktoken's ``decode_bytes``).
 
-        Raises ``InvalidTokenIdError`` (a ``ValueError``) naming the first id that is
-        not in the vocabulary.
+        Raises ``InvalidTokenIdError`` (a ``ValueError`` and a ``KeyError``) naming the
+        first id that is not in the vocabulary; a ``bool`` is not an id.
         """
         ids = ids if isinstance(ids, (list, tuple)) else list(ids)
         table = self._vocab.table
@@ -485,7 +503,8 @@ class Tokenizer:
             data = b"".join(map(table.__getitem__, ids))  # type: ignore[arg-type]
         except (IndexError, TypeError):
             data = None
-        if data is None or (ids and min(ids) < 0):
+        # The table takes negative indices and bools (True is 1): check both, in C.
+        if data is None or (ids and (min(ids) < 0 or bool in set(map(type, ids)))):
             self._raise_bad_id(ids)
         return data  # type: ignore[return-value]
 
@@ -518,7 +537,12 @@ class Tokenizer:
     def _raise_bad_id(self, ids: Sequence[int]) -> None:
         table = self._vocab.table
         for i in ids:
-            if not isinstance(i, (int, np.integer)) or not 0 <= i < len(table) or table[i] is None:
+            if (
+                isinstance(i, bool)
+                or not isinstance(i, (int, np.integer))
+                or not 0 <= i < len(table)
+                or table[i] is None
+            ):
                 raise InvalidTokenIdError(i, self.name, self._n_vocab)
         raise AssertionError("unreachable: no bad id found")  # pragma: no cover
 
@@ -574,9 +598,13 @@ class Tokenizer:
         ``tokenizer.json`` and the file we save from it. Computed once (up to ~1 s for
         a large ``tokenizer.json``).
         """
-        if self._fingerprint is None:
-            self._fingerprint = self.pipeline.fingerprint(self._source_bytes)
-        return self._fingerprint
+        found = self._fingerprint
+        if found is None:
+            with self._fingerprint_lock:
+                found = self._fingerprint
+                if found is None:
+                    found = self._fingerprint = self.pipeline.fingerprint(self._source_bytes)
+        return found
 
     def __repr__(self) -> str:
         return f"<Tokenizer {self.name!r} n_vocab={self._n_vocab}>"
@@ -665,20 +693,3 @@ def check_text(text: object) -> None:
     """Raise ``TypeError`` unless ``text`` is a ``str``."""
     if not isinstance(text, str):
         raise TypeError(f"text must be str, not {type(text).__name__}")
-
-
-def _replace_surrogates(text: str) -> str:
-    # tiktoken's own fallback: pairs of surrogates join, lone ones become U+FFFD.
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-
-
-def _surrogate_index_map(text: str) -> list[int]:
-    """Index in ``_replace_surrogates(text)`` -> index in ``text`` (plus the end)."""
-    back: list[int] = []
-    i = 0
-    while i < len(text):
-        back.append(i)
-        pair = "\ud800" <= text[i] <= "\udbff" and i + 1 < len(text) and "\udc00" <= text[i + 1] <= "\udfff"
-        i += 2 if pair else 1
-    back.append(len(text))
-    return back

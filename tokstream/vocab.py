@@ -95,9 +95,9 @@ class Vocabulary:
 
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes ``token_id`` contributes to decoded text; ``InvalidTokenIdError``
-        for an id the vocabulary does not have."""
+        for an id the vocabulary does not have (a ``bool`` is not an id)."""
         table = self.table
-        if not isinstance(token_id, (int, np.integer)) or not 0 <= token_id < len(table):
+        if type(token_id) is bool or not isinstance(token_id, (int, np.integer)) or not 0 <= token_id < len(table):
             raise InvalidTokenIdError(token_id, self.name, self.n_vocab)
         data = table[token_id]
         if data is None:

@@ -10,6 +10,7 @@ import random
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from helpers import TOKENIZER_IDS, fixture_tokenizer
 from hypothesis import given
@@ -158,6 +159,11 @@ def test_plan_ids_gives_the_same_keys() -> None:
     assert again.block_keys == plan.block_keys and again.stable_len == plan.stable_len
     with pytest.raises(ValueError, match="out of range"):
         planner.plan_ids([1, tok.n_vocab])
+    # Not truncated or read as id 1: a float or a bool is no id.
+    for bad in (1.5, 1.0, True, "1"):
+        with pytest.raises(tokstream.InvalidTokenIdError, match="not an int"):
+            planner.plan_ids([1, bad])  # type: ignore[list-item]
+    assert planner.plan_ids(np.array(plan.ids[:4])).block_keys == plan.block_keys[:1]
 
 
 def test_extra_keys_enter_the_key() -> None:
@@ -192,6 +198,9 @@ def test_bad_arguments() -> None:
     tok = tokstream.load("cl100k_base")
     with pytest.raises(ValueError):
         PrefixCachePlanner(tok, block_size=0)
+    for bad in (True, 2.0, "4"):
+        with pytest.raises(TypeError, match="block_size must be an int"):
+            PrefixCachePlanner(tok, block_size=bad)  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         PrefixCachePlanner(tok, salt="s")  # type: ignore[arg-type]
     with pytest.raises(TypeError):

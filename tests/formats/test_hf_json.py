@@ -382,7 +382,7 @@ def test_added_token_id_must_be_u32(tmp_path: Path, bad: int) -> None:
     obj["added_tokens"] = [{"id": bad, "content": "<x>", "special": True}]
     path = _write(tmp_path, obj)
     _tokenizers_refuses(path)
-    _refused(path, "added_tokens[0].id", str(bad))
+    _refused(path, "added_tokens[0].id", str(bad), "non-negative" if bad < 0 else "below 2**32")
 
 
 def test_unknown_type_is_a_file_error(tmp_path: Path) -> None:

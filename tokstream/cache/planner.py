@@ -79,7 +79,9 @@ class PrefixCachePlanner:
     """
 
     def __init__(self, tok: Tokenizer, *, block_size: int = 16, salt: bytes = b"") -> None:
-        if not isinstance(block_size, int) or block_size < 1:
+        if isinstance(block_size, bool) or not isinstance(block_size, int):
+            raise TypeError(f"block_size must be an int, not {type(block_size).__name__}")
+        if block_size < 1:
             raise ValueError(f"block_size must be a positive int, got {block_size!r}")
         if not isinstance(salt, (bytes, bytearray)):
             raise TypeError(f"salt must be bytes, not {type(salt).__name__}")
@@ -119,12 +121,13 @@ class PrefixCachePlanner:
 
     def plan_ids(self, ids: Sequence[int], *, extra_keys: ExtraKeys = ()) -> CachePlan:
         """Key ids that came from the model (no re-encoding): every full block is
-        stable. Out-of-range ids raise ``InvalidTokenIdError``."""
-        ids = [int(i) for i in ids]
+        stable. An id that is out of range or not an integer (``1.5``, ``True``: never
+        truncated to id 1) raises ``InvalidTokenIdError``; numpy integers are taken."""
         n = self.tok.n_vocab
         for i in ids:
-            if not 0 <= i < n:
+            if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < n:
                 raise InvalidTokenIdError(i, self.tok.name, n)
+        ids = [int(i) for i in ids]
         return CachePlan(ids, len(ids), self._keys(ids, len(ids), extra_keys), self.block_size)
 
     def _keys(self, ids: list[int], stable: int, extra_keys: ExtraKeys) -> list[str]:

@@ -88,7 +88,8 @@ def _pipeline(data: object) -> Pipeline:
         token = AddedToken.from_json(item, f"added_tokens[{i}]")
         if not 0 <= token.id < MAX_ID:
             # tokenizers ignores the written id but reads it as a u32.
-            raise error(f"added_tokens[{i}].id", f"expected an integer id in [0, 2**32), got {token.id}")
+            why = "ids must be non-negative" if token.id < 0 else "ids must be below 2**32"
+            raise error(f"added_tokens[{i}].id", f"{why} (tokenizers reads them as u32), got {token.id}")
         if not token.content:
             continue  # as tokenizers: an empty literal is no token, and takes no id
         added.append(dataclasses.replace(token, id=ids.assign(token.content)))

@@ -71,6 +71,10 @@ ENCODINGS: Final[dict[str, _Encoding]] = {
 #: The embedded default tokenizer: OpenAI's newest public encoding.
 DEFAULT: Final = "o200k_base"
 ALIASES: Final[dict[str, str]] = {"gpt2": "r50k_base", "default": DEFAULT}
+#: Aliases that are tiktoken's own encoding names: tiktoken's ``get_encoding("gpt2")``
+#: is an encoding *named* ``"gpt2"`` over r50k_base's ranks, so ours is too (sharing
+#: r50k_base's pipeline); ``"default"`` is ours, and gives the encoding itself.
+_NAMED_ALIASES: Final = frozenset({"gpt2"})
 
 _loaded: dict[str, Tokenizer] = {}
 _lock = threading.Lock()
@@ -88,6 +92,13 @@ def load_embedded(name: str) -> Tokenizer:
     canonical = ALIASES.get(name, name)
     if canonical not in ENCODINGS:
         raise UnknownTokenizerError(f"unknown tokenizer {name!r}; known names: {', '.join(known_names())}")
+    if name in _NAMED_ALIASES:
+        base = load_embedded(canonical)
+        with _lock:
+            tok = _loaded.get(name)
+            if tok is None:
+                tok = _loaded[name] = Tokenizer(pipeline=base.pipeline, name=name, recipe=(load_embedded, (name,)))
+        return tok
     with _lock:
         tok = _loaded.get(canonical)
         if tok is None:

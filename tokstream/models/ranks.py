@@ -70,6 +70,9 @@ class RankBPE(Model):
     def __init__(self, ranks: Mapping[bytes, int], *, specials: Mapping[str, int] | None = None) -> None:
         self.ranks = ranks
         self.specials: dict[str, int] = dict(specials or {})
+        if not ranks:
+            raise TokstreamError("ranks is empty: a rank file's tokenizer needs its tokens (all 256 single bytes)")
+        _check_int_ids(ranks, self.specials)
         ids = set(ranks.values())
         if len(ids) != len(ranks):
             raise ValueError("two tokens share one rank; ranks must be unique")
@@ -346,3 +349,17 @@ def _merge_buckets(piece: bytes, ranks: Mapping[bytes, int]) -> list[int]:
         s = nxt[s]
         bounds.append(s)
     return bounds
+
+
+def _check_int_ids(ranks: Mapping[bytes, int], specials: Mapping[str, int]) -> None:
+    """Raise ``TypeError`` for an id that is not an ``int`` (a ``bool`` is not an id:
+    ``True`` would silently be id 1). Cost: one C-level ``map(type, ...)`` over the ids."""
+    if set(map(type, ranks.values())) | set(map(type, specials.values())) <= {int}:
+        return
+    named = [
+        *((f"rank of {t[:40]!r}", r) for t, r in ranks.items()),
+        *((f"special token {t!r}", i) for t, i in specials.items()),
+    ]
+    for what, value in named:
+        if type(value) is not int and (isinstance(value, bool) or not isinstance(value, int)):
+            raise TypeError(f"{what}: ids must be int, got {type(value).__name__} {value!r:.40}")
