@@ -28,6 +28,8 @@ import math
 from collections.abc import Iterable
 from typing import Protocol
 
+from .surrogates import replace_surrogates
+
 __all__ = [
     "bits_per_byte",
     "bytes_per_token",
@@ -156,12 +158,8 @@ def _totals(tok: _Encoder, texts: Texts) -> dict[str, int]:
     for i, text in enumerate(texts):
         if not isinstance(text, str):
             raise TypeError(f"texts[{i}] is {type(text).__name__}, not str")
-        try:
-            data = text.encode("utf-8")
-        except UnicodeEncodeError:
-            # Lone surrogates: count what encode counts, U+FFFD in their place.
-            text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-            data = text.encode("utf-8")
+        text = replace_surrogates(text)  # count what encode counts: U+FFFD in their place
+        data = text.encode("utf-8")
         totals["texts"] += 1
         totals["tokens"] += len(tok.encode_ordinary(text))
         totals["words"] += len(text.split())

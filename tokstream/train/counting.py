@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 
 from ..pre_tokenizers import RegexSplit
+from ..surrogates import replace_surrogates
 
 __all__ = ["PairIndex", "check_counts", "count_pretokens", "pretoken_counts"]
 
@@ -34,8 +35,7 @@ def count_pretokens(texts: Iterable[str], pattern: str = "o200k_base") -> Counte
     for i, text in enumerate(texts):
         if not isinstance(text, str):
             raise TypeError(f"texts[{i}] is {type(text).__name__}, not str")
-        # Lone surrogates cannot be encoded; replace them as encode does.
-        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace") if _has_surrogate(text) else text
+        text = replace_surrogates(text)  # as encode does
         counts.update(split.findall_unicode16(text) if split.needs_unicode16(text) else split.findall(text))
     return counts
 
@@ -64,14 +64,6 @@ def check_counts(counts: Mapping[str, int]) -> None:
             raise TypeError(f"counts must map str to int, got {type(piece).__name__} -> {type(c).__name__}")
         if c < 0:
             raise ValueError(f"counts must not be negative, got {piece!r} -> {c}")
-
-
-def _has_surrogate(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
 
 
 class PairIndex:

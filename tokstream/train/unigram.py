@@ -113,6 +113,7 @@ from .. import pre_tokenizers as pt
 from ..added_vocabulary import AddedToken
 from ..models.unigram import Unigram
 from ..pipeline import Pipeline
+from ..surrogates import replace_surrogates
 from ..tokenizer import Tokenizer
 from .counting import check_counts
 
@@ -161,20 +162,12 @@ def count_words(texts: Iterable[str], *, special_tokens: Sequence[str] = ()) -> 
     for i, text in enumerate(texts):
         if not isinstance(text, str):
             raise TypeError(f"texts[{i}] is {type(text).__name__}, not str")
-        text = _without_surrogates(text)
+        text = replace_surrogates(text)
         for segment in cut.split(text) if cut is not None else (text,):
             if segment:
                 # "▁" + segment, split before each "▁": every part gets a "▁".
                 parts.update(segment.replace(" ", META).split(META))
     return Counter({META + p: c for p, c in parts.items()})
-
-
-def _without_surrogates(text: str) -> str:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return text
 
 
 def train_unigram(
@@ -304,13 +297,13 @@ def _words(texts_or_counts: Iterable[str] | Mapping[str, int], specials: list[st
         check_counts(texts_or_counts)
         items = list(texts_or_counts.items())
         keys = "\0".join(p for p, _ in items)
-        plain = " " not in keys and _without_surrogates(keys) is keys
+        plain = " " not in keys and replace_surrogates(keys) is keys
         if plain and keys.count(META) == sum(p.startswith(META) for p, _ in items):
             raw: Counter[str] = Counter(dict(items))  # count_words' form: nothing to split
         else:
             raw = Counter()
             for piece, c in items:
-                parts = _without_surrogates(piece).replace(" ", META).split(META)
+                parts = replace_surrogates(piece).replace(" ", META).split(META)
                 if parts[0]:
                     raw[parts[0]] += c
                 for p in parts[1:]:
