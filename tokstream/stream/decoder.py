@@ -28,7 +28,12 @@ Chosen once per tokenizer from its decoder (``_plan_for``):
   by ``tokenizers`` too, so it never waits for the next token. Held back:
   nothing, except a byte-fallback run (``<0xE5><0x90><0xBE>``), held whole while it is
   valid UTF-8 so far, because ``tokenizers`` turns the *whole* run into one U+FFFD per
-  byte if any part is invalid (once it is invalid, each byte is emitted at once);
+  byte if any part is invalid (once it is invalid, each byte is emitted at once;
+  ``ED A0``..``ED BF``, a surrogate's start, is invalid at its second byte; a run's
+  leading U+FFFD characters, spelled ``EF BF BD``, are final either way). So a complete
+  character inside a run comes out when the run ends, one token later than
+  ``tokenizers``' ``DecodeStream`` shows it: a later ``<0xFF>`` in the same run would
+  turn it into U+FFFD in ``tok.decode``, and the stream's output must join to that;
   trailing spaces a fused ``Strip(stop=k)`` may remove (at most k); the last token
   when a ``BPEDecoder`` suffix depends on whether another token follows. A fused
   ``Strip(start=k)`` drops up to k spaces at the very start and then passes everything.
@@ -358,7 +363,19 @@ class _StripFused:
 
 
 class _PiecesCore(_Core):
-    __slots__ = ("count", "held", "plan", "run_bad", "run_len", "run_text", "run_utf8", "strips")
+    __slots__ = (
+        "count",
+        "held",
+        "plan",
+        "run_bad",
+        "run_lead",
+        "run_len",
+        "run_prev",
+        "run_shown",
+        "run_text",
+        "run_utf8",
+        "strips",
+    )
 
     def __init__(self, plan: _PiecesPlan) -> None:
         self.plan = plan
@@ -370,6 +387,9 @@ class _PiecesCore(_Core):
         self.run_bad = False
         self.run_text: list[str] = []
         self.run_utf8 = _Utf8("strict")
+        self.run_prev = -1  # the run's last byte
+        self.run_shown = 0  # leading U+FFFDs of the run already emitted
+        self.run_lead = True  # all the run's characters so far are U+FFFD
         self.strips = [_StripFused(s) for s in plan.fused_strips]
 
     def feed(self, tid: int) -> str:
@@ -399,23 +419,41 @@ class _PiecesCore(_Core):
         self.run_len += 1
         if self.run_bad:
             return _FFFD
+        prev, self.run_prev = self.run_prev, unit
         try:
-            self.run_text.append(self.run_utf8.decode(bytes((unit,))))
+            if prev == 0xED and 0xA0 <= unit <= 0xBF:
+                # ED A0..ED BF starts a UTF-16 surrogate: invalid whatever follows, so
+                # the whole run's U+FFFDs are final now (CPython's decoder only says so
+                # at the third byte).
+                raise UnicodeDecodeError("utf-8", b"\xed", 0, 1, "surrogate")
+            text = self.run_utf8.decode(bytes((unit,)))
         except UnicodeDecodeError:
             self.run_bad = True
-            return _FFFD * self.run_len  # the run so far was held back
-        return ""
+            return _FFFD * (self.run_len - self.run_shown)  # the rest of the run was held
+        if not text:
+            return ""
+        self.run_text.append(text)
+        if not self.run_lead:
+            return ""
+        # The run's text so far is U+FFFD only (encoded EF BF BD): valid or not, the
+        # run's text starts with those, so they are final.
+        k = len(text) - len(text.lstrip(_FFFD))
+        self.run_shown += k
+        self.run_lead = k == len(text)
+        return text[:k]
 
     def _close_run(self) -> str:
         if not self.run_len:
             return ""
-        n, bad, text = self.run_len, self.run_bad, "".join(self.run_text)
+        n, bad, shown = self.run_len, self.run_bad, self.run_shown
+        text = "".join(self.run_text)[shown:]
         self.run_len, self.run_bad, self.run_text = 0, False, []
+        self.run_prev, self.run_shown, self.run_lead = -1, 0, True
         try:
             if not bad:
                 return text + self.run_utf8.decode(b"", final=True)
         except UnicodeDecodeError:
-            return _FFFD * n  # ends inside a character: the whole run is invalid
+            return _FFFD * (n - shown)  # ends inside a character: the whole run is invalid
         finally:
             self.run_utf8.reset()
         return ""  # already emitted, one U+FFFD per byte
@@ -430,6 +468,7 @@ class _PiecesCore(_Core):
         other.plan, other.count, other.held = self.plan, self.count, self.held
         other.run_len, other.run_bad, other.run_text = self.run_len, self.run_bad, list(self.run_text)
         other.run_utf8 = _copy_utf8(self.run_utf8)
+        other.run_prev, other.run_shown, other.run_lead = self.run_prev, self.run_shown, self.run_lead
         other.strips = [s.copy() for s in self.strips]
         return other
 
