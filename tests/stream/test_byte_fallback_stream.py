@@ -62,6 +62,12 @@ DECODERS: dict[str, Any] = {
     # out of bounds") and, with start too, for a lone " " ("slice index starts at 1 but
     # ends at 0"). test_decoder.py streams those against tok.decode.
     "metaspace_first": _seq({"type": "Metaspace", "replacement": _SPACE, "prepend_scheme": "first"}, _BF, _FUSE),
+    # Token-wise stages after ByteFallback: they see a valid run as one token, an
+    # invalid one as a U+FFFD token per byte.
+    "metaspace_after": _seq(_BF, {"type": "Metaspace", "replacement": _SPACE, "prepend_scheme": "always"}),
+    "replace_after": _seq(_BF, _REPLACE, _FUSE, _strip(1, 0)),
+    "strip_after": _seq(_REPLACE, _BF, _strip(1, 0)),
+    "wordpiece_after": _seq(_BF, {"type": "WordPiece", "prefix": "##", "cleanup": True}),
 }
 
 #: The hand-made vocabulary: plain tokens first, then the 256 byte tokens, then "<s>".
@@ -131,11 +137,21 @@ def common_prefix(texts: list[str]) -> str:
     return first[:k]
 
 
-def check_stream(ours: tokstream.Tokenizer, theirs: Any, ids: list[int], continuations: list[list[int]]) -> None:
+def check_stream(
+    ours: tokstream.Tokenizer,
+    theirs: Any,
+    ids: list[int],
+    continuations: list[list[int]],
+    *,
+    exact_in_runs: bool = True,
+) -> None:
     """Joined output == tokenizers' decode; after every step, the output so far is
     exactly the text every continuation agrees on (module notes); where DecodeStream
     has emitted text consistent with the full decode and no byte run is open, ours
-    has emitted at least that."""
+    has emitted at least that. Without ``exact_in_runs`` (stages after ByteFallback),
+    the output is a prefix of that text while a byte run is open: what those stages
+    make of a run's start (a WordPiece space, the run's leading U+FFFD) waits for
+    its end."""
     __tracebackhide__ = True
     specials = set(ours.special_tokens.values())
     for skip in (False, True):
@@ -147,7 +163,6 @@ def check_stream(ours: tokstream.Tokenizer, theirs: Any, ids: list[int], continu
         for k, tid in enumerate(ids, 1):
             out += dec.step(tid)
             final = common_prefix([theirs.decode(ids[:k] + c, skip_special_tokens=skip) for c in continuations])
-            assert out == final, f"skip={skip}, after {k} ids {ids[:k]}: emitted {out!r}, final text {final!r}"
             if ref_alive:
                 try:
                     shown += ref.step(theirs, tid) or ""
@@ -156,6 +171,8 @@ def check_stream(ours: tokstream.Tokenizer, theirs: Any, ids: list[int], continu
             if not (skip and tid in specials):  # a skipped special leaves a run open
                 token = theirs.id_to_token(tid)
                 run_open = token.startswith("<0x") and len(token) == 6
+            held = final.startswith(out) and not exact_in_runs and run_open
+            assert out == final or held, f"skip={skip}, after {k} ids {ids[:k]}: emitted {out!r}, final {final!r}"
             if ref_alive and full.startswith(shown) and not run_open:
                 assert out.startswith(shown), f"skip={skip}, after {k} ids {ids[:k]}: {out!r} behind {shown!r}"
         out += dec.finish()
@@ -252,7 +269,7 @@ def test_hand_made_files_against_tokenizers(name, data):
     ours, theirs = tiny_pair(name)
     plain = [*range(1, len(PLAIN)), SPECIAL]
     ids = data.draw(id_runs(BYTE0, plain))
-    check_stream(ours, theirs, ids, continuations(BYTE0, [1, 3, 4]))
+    check_stream(ours, theirs, ids, continuations(BYTE0, [1, 3, 4]), exact_in_runs="after" not in name)
 
 
 @hyp_settings(40)
