@@ -343,6 +343,24 @@ EMPTY_CASES: dict[str, tuple[str, Any, str | None]] = {
         lambda o: o["decoder"]["decoders"][-1].update(content=""),
         "one character",
     ),
+    # Empty tokens and contents (no pattern): tokenizers keeps them as any other.
+    "bpe_vocab_token": ("gpt2", lambda o: o["model"]["vocab"].update({"": len(o["model"]["vocab"])}), None),
+    "bpe_merge_part": (
+        "mistral_7b_v1",
+        lambda o: o["model"]["merges"].insert(0, ["\u2581", ""]),
+        "not in the vocabulary",
+    ),
+    "unigram_piece": ("botchan_unigram_1000", lambda o: o["model"]["vocab"].append(["", 0.0]), None),
+    "wordpiece_unk_token": (
+        "bert_minilm",
+        lambda o: o["model"].update(unk_token="", vocab={**o["model"]["vocab"], "": len(o["model"]["vocab"])}),
+        None,
+    ),
+    "replace_normalizer_content": (
+        "mistral_7b_v1",
+        lambda o: o["normalizer"]["normalizers"][1].update(content=""),
+        None,
+    ),
     "ctc_decoder": (
         "mistral_7b_v1",
         lambda o: _set(o, decoder={"type": "CTC", "pad_token": "", "word_delimiter_token": "", "cleanup": True}),
