@@ -57,10 +57,17 @@ def run_limited(kind: str, path: Path) -> dict[str, Any]:
     a few texts in a child interpreter under ``SECONDS`` and ``MEMORY_LIMIT``: its ids,
     or the ``TokstreamError`` it raised. Any other exception, a hang or running out of
     memory fails the test."""
+    return _run_child(_CHILD, [kind, str(path)])
+
+
+def _run_child(code: str, args: list[str], stdin: str | None = None) -> dict[str, Any]:
+    """Run ``code`` (formatted with the memory limit) in a child interpreter with
+    ``args`` under ``SECONDS``: the JSON object it prints. Any other exception, a hang
+    or running out of memory fails the test."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(_ROOT), *sys.path])}
-    code = _CHILD.format(memory=MEMORY_LIMIT)
     proc = subprocess.run(
-        [sys.executable, "-c", code, kind, str(path)],
+        [sys.executable, "-c", code.format(memory=MEMORY_LIMIT), *args],
+        input=stdin,
         capture_output=True,
         text=True,
         timeout=SECONDS,
@@ -253,18 +260,7 @@ def run_texts(path: Path, texts: list[str]) -> dict[str, Any]:
     """Load ``path`` in a child under ``SECONDS`` and ``MEMORY_LIMIT`` and encode each of
     ``texts`` (specials allowed, the post-processor's tokens added): ``{"results":
     [[ids, decode(ids, skip_special_tokens=True)], ...]}``, or the ``TokstreamError``."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(_ROOT), *sys.path])}
-    proc = subprocess.run(
-        [sys.executable, "-c", _ENCODE_CHILD.format(memory=MEMORY_LIMIT), str(path)],
-        input=json.dumps(texts),
-        capture_output=True,
-        text=True,
-        timeout=SECONDS,
-        env=env,
-    )
-    assert proc.returncode == 0, f"the child failed (rc {proc.returncode}):\n{proc.stderr[-3000:]}"
-    result: dict[str, Any] = json.loads(proc.stdout)
-    return result
+    return _run_child(_ENCODE_CHILD, [str(path)], json.dumps(texts))
 
 
 def _fixture(name: str) -> dict[str, Any]:

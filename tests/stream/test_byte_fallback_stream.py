@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 from strategies import hyp_settings
 
 import tokstream
+from tokstream.pipeline import tokenizer_json
 from tokstream.stream.decoder import StreamDecoder
 
 tokenizers = pytest.importorskip("tokenizers")
@@ -80,38 +81,11 @@ def tiny_document(decoder: Any) -> dict[str, Any]:
     vocab = {t: i for i, t in enumerate(PLAIN)}
     vocab.update({f"<0x{b:02X}>": BYTE0 + b for b in range(256)})
     vocab["<s>"] = SPECIAL
-    return {
-        "version": "1.0",
-        "truncation": None,
-        "padding": None,
-        "added_tokens": [
-            {
-                "id": SPECIAL,
-                "content": "<s>",
-                "single_word": False,
-                "lstrip": False,
-                "rstrip": False,
-                "normalized": False,
-                "special": True,
-            }
-        ],
-        "normalizer": None,
-        "pre_tokenizer": None,
-        "post_processor": None,
-        "decoder": decoder,
-        "model": {
-            "type": "BPE",
-            "dropout": None,
-            "unk_token": "<unk>",
-            "continuing_subword_prefix": None,
-            "end_of_word_suffix": None,
-            "fuse_unk": True,
-            "byte_fallback": True,
-            "ignore_merges": False,
-            "vocab": vocab,
-            "merges": [],
-        },
-    }
+    flags = dict.fromkeys(("single_word", "lstrip", "rstrip", "normalized"), False)
+    model = {"type": "BPE", "unk_token": "<unk>", "fuse_unk": True, "byte_fallback": True, "vocab": vocab, "merges": []}
+    return tokenizer_json(
+        model=model, added_tokens=[{"id": SPECIAL, "content": "<s>", "special": True, **flags}], decoder=decoder
+    )
 
 
 @cache
