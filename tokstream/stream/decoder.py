@@ -398,10 +398,9 @@ class _PiecesCore(_Core):
         "held",
         "plan",
         "run_bad",
+        "run_ed",
         "run_first",
-        "run_lead",
         "run_len",
-        "run_prev",
         "run_shown",
         "run_text",
         "run_utf8",
@@ -418,11 +417,10 @@ class _PiecesCore(_Core):
         self.run_bad = False
         self.run_text: list[str] = []
         self.run_utf8 = _Utf8("strict")
-        self.run_prev = -1  # the run's last byte
-        self.run_shown = 0  # leading U+FFFDs of the run already emitted
-        # All the run's characters so far are U+FFFD. Not used with stages after
-        # ByteFallback: they see the valid run as one token, the invalid one per byte.
-        self.run_lead = not plan.after_bytes
+        # The run's leading U+FFFDs already emitted (not with stages after ByteFallback:
+        # they see a valid run as one token, an invalid one per byte).
+        self.run_shown = 0
+        self.run_ed = False  # the last byte was an ED lead byte
         self.run_first = False  # the run is ByteFallback's first output
         self.strips = [_StripFused(s) for s in plan.fused_strips]
 
@@ -456,34 +454,41 @@ class _PiecesCore(_Core):
         self.run_len += 1
         if self.run_bad:
             return self._invalid(self.run_len - 1, 1)
-        prev, self.run_prev = self.run_prev, unit
         try:
-            if prev == 0xED and 0xA0 <= unit <= 0xBF:
-                # ED A0..ED BF starts a UTF-16 surrogate: invalid whatever follows, so
-                # the whole run's U+FFFDs are final now (CPython's decoder only says so
-                # at the third byte).
-                raise UnicodeDecodeError("utf-8", b"\xed", 0, 1, "surrogate")
             text = self.run_utf8.decode(bytes((unit,)))
         except UnicodeDecodeError:
+            text = None
+        if not text:
+            if text is not None:
+                if not self.run_ed:
+                    if unit == 0xED:
+                        self.run_ed = True
+                    return ""
+                self.run_ed = False
+                if not 0xA0 <= unit <= 0xBF:
+                    return ""
+                # ED A0..ED BF starts a UTF-16 surrogate: invalid whatever follows, so
+                # the run's U+FFFDs are final now (CPython's decoder says so a byte later).
             self.run_bad = True
             return self._invalid(self.run_shown, self.run_len - self.run_shown)  # the rest was held
-        if not text:
+        self.run_text.append(text)  # (run_ed is False: ED's next byte gives no text)
+        if text[0] != _FFFD:
             return ""
-        self.run_text.append(text)
-        if not self.run_lead:
+        # U+FFFD itself (EF BF BD). If the run's text so far is U+FFFD only, valid or
+        # not the run's text starts with those, so they are final.
+        shown = self.run_shown
+        if self.plan.after_bytes or len(self.run_text) - 1 != shown:  # one character per piece
             return ""
-        # The run's text so far is U+FFFD only (encoded EF BF BD): valid or not, the
-        # run's text starts with those, so they are final.
-        k = len(text) - len(text.lstrip(_FFFD))
-        self.run_shown += k
-        self.run_lead = k == len(text)
-        return text[:k]
+        self.run_shown = shown + 1
+        return _FFFD
 
     def _close_run(self) -> str:
         if not self.run_len:
             return ""
         n, bad, shown = self.run_len, self.run_bad, self.run_shown
-        text = "".join(self.run_text)[shown:]
+        text = "".join(self.run_text)
+        if shown:
+            text = text[shown:]
         try:
             if not bad:
                 text += self.run_utf8.decode(b"", final=True)
@@ -494,7 +499,7 @@ class _PiecesCore(_Core):
         finally:
             self.run_utf8.reset()
             self.run_len, self.run_bad, self.run_text = 0, False, []
-            self.run_prev, self.run_shown, self.run_lead = -1, 0, not self.plan.after_bytes
+            self.run_shown, self.run_ed = 0, False
         return ""  # already emitted, one U+FFFD per byte
 
     def _invalid(self, start: int, count: int) -> str:
@@ -514,7 +519,7 @@ class _PiecesCore(_Core):
         other.plan, other.count, other.held = self.plan, self.count, self.held
         other.run_len, other.run_bad, other.run_text = self.run_len, self.run_bad, list(self.run_text)
         other.run_utf8 = _copy_utf8(self.run_utf8)
-        other.run_prev, other.run_shown, other.run_lead = self.run_prev, self.run_shown, self.run_lead
+        other.run_shown, other.run_ed = self.run_shown, self.run_ed
         other.run_first = self.run_first
         other.strips = [s.copy() for s in self.strips]
         return other
