@@ -2,7 +2,7 @@
 
 Every fixture ``tokenizer.json`` is extended with sets of added tokens (``CONFIGS``)
 that cover ``normalized`` true and false, ``lstrip``, ``rstrip``, ``single_word`` and
-``special``, alone and together, and literals that interact (a raw literal inside a
+``special``, alone and together (``"every"``: all 32 combinations at once), and literals that interact (a raw literal inside a
 normalized one, a rejected ``single_word`` match shadowing a shorter literal, content
 the model's vocabulary already has). Hypothesis builds text around the literals: a
 literal repeated, adjacent, in another case, cut short, with spaces, newlines and
@@ -68,6 +68,18 @@ CONFIGS: dict[str, list[dict[str, object]]] = {
         {"content": "<w>", "single_word": True, "lstrip": True, "rstrip": True, "special": True},
     ],
 }
+
+_FLAGS = ("normalized", "lstrip", "rstrip", "single_word", "special")
+#: Every combination of the five flags, one literal each; half the literals have word
+#: characters at their ends (where ``single_word`` and the strips meet words), half
+#: ``<...>``; an uppercase and an accented letter make ``normalized`` matter (BERT).
+CONFIGS["every"] = [
+    {
+        "content": f"Ç{mask:02d}" if mask % 4 < 2 else f"<Ç{mask:02d}>",
+        **{flag: bool(mask >> bit & 1) for bit, flag in enumerate(_FLAGS)},
+    }
+    for mask in range(2 ** len(_FLAGS))
+]
 
 
 def _entry(options: dict[str, object], tid: int) -> dict[str, object]:

@@ -30,7 +30,7 @@ from typing import ClassVar, Final
 import regex
 
 from .byte_level import proxy_to_bytes
-from .json_fields import Build, JsonObject, MetaspaceFields, field, fieldless, from_table, members, pattern
+from .json_fields import Build, JsonObject, MetaspaceFields, error, field, fieldless, from_table, kind, members, pattern
 
 __all__ = [
     "CTC",
@@ -299,11 +299,18 @@ class Strip(Decoder):
 
     @classmethod
     def from_json(cls, obj: JsonObject, path: str = "decoder", *, build: Build[Decoder] | None = None) -> Strip:
-        return cls(
-            content=field(obj, "content", str, path),
-            start=field(obj, "start", int, path),
-            stop=field(obj, "stop", int, path),
-        )
+        """``content`` is one character, as ``tokenizers``' (a Rust ``char``): it refuses
+        ``""``, which would strip nothing here.
+
+        >>> Strip.from_json({"type": "Strip", "content": "", "start": 1, "stop": 0})
+        Traceback (most recent call last):
+        ...
+        tokstream.errors.TokenizerFileError: decoder.content: expected one character (not a surrogate), got the string ''
+        """
+        content = field(obj, "content", str, path)
+        if len(content) != 1 or "\ud800" <= content <= "\udfff":
+            raise error(f"{path}.content", f"expected one character (not a surrogate), got {kind(content)}")
+        return cls(content=content, start=field(obj, "start", int, path), stop=field(obj, "stop", int, path))
 
 
 class Replace(Decoder):

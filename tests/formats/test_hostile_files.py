@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import fixture_file
+from helpers import assert_sequences_equal, fixture_file
 
 import tokstream
 
@@ -57,10 +57,17 @@ def run_limited(kind: str, path: Path) -> dict[str, Any]:
     a few texts in a child interpreter under ``SECONDS`` and ``MEMORY_LIMIT``: its ids,
     or the ``TokstreamError`` it raised. Any other exception, a hang or running out of
     memory fails the test."""
+    return _run_child(_CHILD, [kind, str(path)])
+
+
+def _run_child(code: str, args: list[str], stdin: str | None = None) -> dict[str, Any]:
+    """Run ``code`` (formatted with the memory limit) in a child interpreter with
+    ``args`` under ``SECONDS``: the JSON object it prints. Any other exception, a hang
+    or running out of memory fails the test."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(_ROOT), *sys.path])}
-    code = _CHILD.format(memory=MEMORY_LIMIT)
     proc = subprocess.run(
-        [sys.executable, "-c", code, kind, str(path)],
+        [sys.executable, "-c", code.format(memory=MEMORY_LIMIT), *args],
+        input=stdin,
         capture_output=True,
         text=True,
         timeout=SECONDS,
@@ -219,3 +226,159 @@ def test_sequence_nesting_is_bounded(tmp_path: Path, stage: str, field: str) -> 
     sample = "Hello, y'all! Unaffable 123."
     assert ours.encode(sample, add_special_tokens=True) == ref.encode(sample).ids
     assert ours.decode(ours.encode(sample)) == ref.decode(ref.encode(sample).ids)
+
+
+# ------------------------------------------------------------------ empty strings
+# Issue 14: every field a file may set to "" either behaves as tokenizers does or is
+# refused at load; none may hang (each file runs in a child under the limits above)
+# and none may match between every character where tokenizers does not.
+
+_ENCODE_CHILD = """
+import json, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, ({memory}, {memory}))
+import tokstream
+
+path = sys.argv[1]
+texts = json.loads(sys.stdin.read())
+try:
+    tok = tokstream.Tokenizer.from_file(path)
+except tokstream.TokstreamError as e:
+    print(json.dumps({{"error": type(e).__name__, "message": str(e)}}))
+    sys.exit()
+results = []
+for text in texts:
+    ids = tok.encode(text, allowed_special="all", add_special_tokens=True)
+    results.append([ids, tok.decode(ids, skip_special_tokens=True)])
+print(json.dumps({{"results": results}}))
+"""
+
+#: Short texts, then long runs (a quadratic or looping path shows up as the time limit).
+EMPTY_CASE_TEXTS = ["Hello world", " two  spaces ", "日本語 x", "", "unaffable", "a" * 20_000, "ab " * 5_000]
+
+
+def run_texts(path: Path, texts: list[str]) -> dict[str, Any]:
+    """Load ``path`` in a child under ``SECONDS`` and ``MEMORY_LIMIT`` and encode each of
+    ``texts`` (specials allowed, the post-processor's tokens added): ``{"results":
+    [[ids, decode(ids, skip_special_tokens=True)], ...]}``, or the ``TokstreamError``."""
+    return _run_child(_ENCODE_CHILD, [str(path)], json.dumps(texts))
+
+
+def _fixture(name: str) -> dict[str, Any]:
+    obj: dict[str, Any] = json.loads(fixture_file(f"hf/{name}_tokenizer.json").read_text("utf-8"))
+    obj["padding"] = obj["truncation"] = None
+    return obj
+
+
+def _added(obj: dict[str, Any], *entries: dict[str, Any]) -> None:
+    first = max([len(obj["model"]["vocab"]), *(t["id"] + 1 for t in obj["added_tokens"])])
+    flags = {"single_word": False, "lstrip": False, "rstrip": False, "normalized": False, "special": False}
+    obj["added_tokens"] += [{"id": first + k, **flags, **e} for k, e in enumerate(entries)]
+
+
+def _set(obj: dict[str, Any], **stages: Any) -> None:
+    obj.update(stages)
+
+
+def _split(pattern: dict[str, str], behavior: str) -> dict[str, Any]:
+    """A Split on ``pattern`` before GPT-2's byte-level step (which then only maps)."""
+    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}
+    split = {"type": "Split", "pattern": pattern, "behavior": behavior, "invert": False}
+    return {"type": "Sequence", "pretokenizers": [split, byte_level]}
+
+
+def _replace(key: str) -> dict[str, Any]:
+    return {"type": "Replace", "pattern": {key: ""}, "content": "_"}
+
+
+#: name -> (fixture, how the file changes, None to match tokenizers or the refusal's words)
+EMPTY_CASES: dict[str, tuple[str, Any, str | None]] = {
+    "added_content": ("gpt2", lambda o: _added(o, {"content": ""}, {"content": "", "special": True}), None),
+    "added_content_normalized_to_nothing": (
+        "bert_minilm",
+        lambda o: _added(o, {"content": "\x01", "normalized": True}),
+        "empty text",
+    ),
+    "replace_normalizer_string": ("mistral_7b_v1", lambda o: _set(o, normalizer=_replace("String")), "empty string"),
+    "replace_normalizer_regex": ("mistral_7b_v1", lambda o: _set(o, normalizer=_replace("Regex")), "empty string"),
+    **{
+        f"split_{key.lower()}_{behavior}": (
+            "gpt2",
+            lambda o, key=key, behavior=behavior: _set(o, pre_tokenizer=_split({key: ""}, behavior)),
+            None,
+        )
+        for key in ("String", "Regex")
+        for behavior in ("Isolated", "Removed", "Contiguous", "MergedWithNext")
+    },
+    "prepend_normalizer": ("mistral_7b_v1", lambda o: o["normalizer"]["normalizers"][0].update(prepend=""), None),
+    "wordpiece_prefix": (
+        "bert_minilm",
+        lambda o: (o["model"].update(continuing_subword_prefix=""), o["decoder"].update(prefix="")),
+        None,
+    ),
+    **{
+        f"bpe_{key}_{name}": (name, lambda o, key=key: o["model"].update({key: ""}), None)
+        for key in ("continuing_subword_prefix", "end_of_word_suffix")
+        for name in ("gpt2", "mistral_7b_v1")
+    },
+    "metaspace_pre_tokenizer": (
+        "botchan_unigram_1000",
+        lambda o: o["pre_tokenizer"].update(replacement=""),
+        "one character",
+    ),
+    "metaspace_decoder": ("botchan_unigram_1000", lambda o: o["decoder"].update(replacement=""), "one character"),
+    "char_delimiter_split": (
+        "bert_minilm",
+        lambda o: _set(o, pre_tokenizer={"type": "CharDelimiterSplit", "delimiter": ""}),
+        "one character",
+    ),
+    "replace_decoder_string": ("mistral_7b_v1", lambda o: o["decoder"]["decoders"].insert(0, _replace("String")), None),
+    "replace_decoder_regex": ("mistral_7b_v1", lambda o: o["decoder"]["decoders"].insert(0, _replace("Regex")), None),
+    "bpe_decoder_suffix": ("mistral_7b_v1", lambda o: _set(o, decoder={"type": "BPEDecoder", "suffix": ""}), None),
+    "strip_decoder_content": (
+        "mistral_7b_v1",
+        lambda o: o["decoder"]["decoders"][-1].update(content=""),
+        "one character",
+    ),
+    # Empty tokens and contents (no pattern): tokenizers keeps them as any other.
+    "bpe_vocab_token": ("gpt2", lambda o: o["model"]["vocab"].update({"": len(o["model"]["vocab"])}), None),
+    "bpe_merge_part": (
+        "mistral_7b_v1",
+        lambda o: o["model"]["merges"].insert(0, ["\u2581", ""]),
+        "not in the vocabulary",
+    ),
+    "unigram_piece": ("botchan_unigram_1000", lambda o: o["model"]["vocab"].append(["", 0.0]), None),
+    "wordpiece_unk_token": (
+        "bert_minilm",
+        lambda o: o["model"].update(unk_token="", vocab={**o["model"]["vocab"], "": len(o["model"]["vocab"])}),
+        None,
+    ),
+    "replace_normalizer_content": (
+        "mistral_7b_v1",
+        lambda o: o["normalizer"]["normalizers"][1].update(content=""),
+        None,
+    ),
+    "ctc_decoder": (
+        "mistral_7b_v1",
+        lambda o: _set(o, decoder={"type": "CTC", "pad_token": "", "word_delimiter_token": "", "cleanup": True}),
+        None,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(EMPTY_CASES))
+def test_empty_strings_behave_as_tokenizers_or_are_refused(tmp_path: Path, name: str) -> None:
+    tokenizers = pytest.importorskip("tokenizers")
+    fixture, change, refusal = EMPTY_CASES[name]
+    obj = _fixture(fixture)
+    change(obj)
+    path = _write_json(tmp_path, f"empty_{name}.json", obj)
+    result = run_texts(path, EMPTY_CASE_TEXTS)
+    if refusal is not None:
+        assert_refused(result, path, refusal)
+        return
+    assert "results" in result, f"refused: {result}"
+    ref = tokenizers.Tokenizer.from_file(str(path))
+    for text, (ids, decoded) in zip(EMPTY_CASE_TEXTS, result["results"]):
+        want = ref.encode(text).ids
+        assert_sequences_equal(ids, want, what=f"{name}: ids", names=("tokstream", "tokenizers"), text=text)
+        assert decoded == ref.decode(want, skip_special_tokens=True), (name, text[:40])

@@ -616,8 +616,8 @@ def test_finish_ends_the_stream():
 
 
 # Decoder shapes the fixtures do not have, built by swapping the decoder of the Mistral
-# tokenizer.json; the stream must still equal tok.decode (the last two hold everything
-# until finish: no streaming rule is known for them).
+# tokenizer.json; the stream must still equal tok.decode (the one named "hold..." holds
+# everything until finish: no streaming rule is known for it).
 _SHAPES = {
     "none": None,
     "bpe_decoder": {"type": "BPEDecoder", "suffix": "▁"},
@@ -662,7 +662,7 @@ _SHAPES = {
             {"type": "Replace", "pattern": {"String": "▁▁"}, "content": "_"},
         ],
     },
-    "hold_metaspace_after_bytes": {
+    "metaspace_after_bytes": {
         "type": "Sequence",
         "decoders": [
             {"type": "ByteFallback"},

@@ -18,8 +18,9 @@ Chosen once per tokenizer from its decoder (``_plan_for``):
   .. ``ED BF``, a UTF-16 surrogate; we keep its timing, so the output after every id is
   ``codecs.getincrementaldecoder("utf-8")("replace").decode(decode_bytes(ids), final=False)``).
 - **pieces** (``tokenizer.json`` decoders built from ``Replace``, ``Strip``,
-  ``Metaspace``, ``WordPiece``, ``BPEDecoder``, then optionally ``ByteFallback``, ``Fuse``
-  and ``Strip`` of the fused text; or no decoder, which joins with spaces). The
+  ``Metaspace``, ``WordPiece``, ``BPEDecoder``, then optionally ``ByteFallback`` and
+  token-wise stages after it, then ``Fuse`` and ``Strip`` of the fused text; or no
+  decoder, which joins with spaces). The
   token-wise stages map each token string on its own, knowing only whether it is the
   first (``Metaspace`` drops its ``▁``, ``WordPiece`` adds no space and keeps ``##``) or
   the last token (``BPEDecoder``'s suffix). A token's text is therefore computed once
@@ -28,16 +29,24 @@ Chosen once per tokenizer from its decoder (``_plan_for``):
   by ``tokenizers`` too, so it never waits for the next token. Held back:
   nothing, except a byte-fallback run (``<0xE5><0x90><0xBE>``), held whole while it is
   valid UTF-8 so far, because ``tokenizers`` turns the *whole* run into one U+FFFD per
-  byte if any part is invalid (once it is invalid, each byte is emitted at once);
+  byte if any part is invalid (once it is invalid, each byte is emitted at once;
+  ``ED A0``..``ED BF``, a surrogate's start, is invalid at its second byte; a run's
+  leading U+FFFD characters, spelled ``EF BF BD``, are final either way). So a complete
+  character inside a run comes out when the run ends, one token later than
+  ``tokenizers``' ``DecodeStream`` shows it: a later ``<0xFF>`` in the same run would
+  turn it into U+FFFD in ``tok.decode``, and the stream's output must join to that;
   trailing spaces a fused ``Strip(stop=k)`` may remove (at most k); the last token
   when a ``BPEDecoder`` suffix depends on whether another token follows. A fused
   ``Strip(start=k)`` drops up to k spaces at the very start and then passes everything.
+  Token-wise stages after ``ByteFallback`` (``[ByteFallback, Metaspace]``) see a valid
+  run as one token and an invalid run as one U+FFFD token per byte, so they run on a
+  run's text when it ends (not ``BPEDecoder``, whose suffix needs the last token: hold).
 - **sentencepiece** (``.model`` files): ``SentencePieceDecoder``'s state machine run one
   piece at a time (dummy-prefix ``▁`` removal, control pieces, the unknown surface);
   byte pieces are decoded incrementally with one U+FFFD per invalid byte, as
   sentencepiece does. Held back: an unfinished UTF-8 sequence of byte pieces.
-- **hold** (any other decoder: a stage after ``Fuse`` other than ``Strip``, stages
-  after ``ByteFallback`` without ``Fuse``, ``ByteLevel`` mixed with other stages, a
+- **hold** (any other decoder: a stage after ``Fuse`` other than ``Strip``,
+  ``BPEDecoder`` after ``ByteFallback``, ``ByteLevel`` mixed with other stages, a
   custom class): nothing is known to be final before the end, so ``finish`` decodes
   everything at once. Exact, but nothing streams: O(n) memory for the ids and one
   ``tok.decode`` at the end. With a prompt, ``P`` (below) is the longest common prefix of
@@ -147,12 +156,16 @@ class _PiecesPlan:
         byte_fallback: bool,
         fused_strips: list[Strip],
         skip: frozenset[int],
+        after_bytes: Sequence[Decoder] = (),
     ) -> None:
         self.spellings = spellings
         self.known = _known(spellings)
         self.stages = stages
         self.byte_fallback = byte_fallback
         self.fused_strips = fused_strips
+        #: Token-wise stages after ByteFallback (before any Fuse): they see a valid run as
+        #: one token and an invalid run as one U+FFFD token per byte.
+        self.after_bytes = list(after_bytes)
         self.skip = skip
         self.last_sensitive = stages is not None and any(s.depends_on_last for s in stages)
         # unit cache per position: [first][last]
@@ -185,7 +198,16 @@ class _PiecesPlan:
             m = _BYTE_TOKEN.fullmatch(text)
             if m is not None:
                 return int(m.group(1), 16)
-        return text
+        # A token that is not a byte is ByteFallback's first output exactly when it is
+        # the first token (a run before it gives at least one output).
+        return self.after_run(text, first) if self.after_bytes else text
+
+    def after_run(self, text: str, first: bool) -> str:
+        """``text`` as one of ByteFallback's outputs through the stages after it."""
+        tokens = ([] if first else ["x"]) + [text]
+        for stage in self.after_bytes:
+            tokens = stage.decode_chain(tokens)
+        return tokens[-1]
 
 
 class _SentencePiecePlan:
@@ -250,21 +272,34 @@ def _build_plan(tok: Tokenizer, skip_special_tokens: bool) -> _Plan:
         return _SentencePiecePlan(spellings, stages[0], skip)
     shape = _pieces_shape(stages)
     if shape is not None:
-        token_wise, byte_fallback, fused_strips = shape
-        return _PiecesPlan(spellings, token_wise, byte_fallback=byte_fallback, fused_strips=fused_strips, skip=skip)
+        token_wise, byte_fallback, after_bytes, fused_strips = shape
+        return _PiecesPlan(
+            spellings,
+            token_wise,
+            byte_fallback=byte_fallback,
+            fused_strips=fused_strips,
+            skip=skip,
+            after_bytes=after_bytes,
+        )
     return _HoldPlan(skip_special_tokens)
 
 
-def _pieces_shape(stages: list[Decoder]) -> tuple[list[Decoder], bool, list[Strip]] | None:
-    """``(token_wise, byte_fallback, fused_strips)`` when ``stages`` are
-    token-wise stages, then optionally ``ByteFallback``, then optionally ``Fuse`` and
-    ``Strip``s of the fused text; None for any other shape."""
+def _pieces_shape(stages: list[Decoder]) -> tuple[list[Decoder], bool, list[Decoder], list[Strip]] | None:
+    """``(token_wise, byte_fallback, after_bytes, fused_strips)`` when ``stages`` are
+    token-wise stages, then optionally ``ByteFallback`` and token-wise stages that do not
+    depend on the last token, then optionally ``Fuse`` and ``Strip``s of the fused text;
+    None for any other shape."""
     i, n = 0, len(stages)
-    while i < n and stages[i].stream_kind in (StreamKind.TOKEN_WISE, StreamKind.STRIP):
+    token_wise = (StreamKind.TOKEN_WISE, StreamKind.STRIP)
+    while i < n and stages[i].stream_kind in token_wise:
         i += 1
-    token_wise = stages[:i]
+    before = stages[:i]
     byte_fallback = i < n and stages[i].stream_kind is StreamKind.BYTE_FALLBACK
     i += byte_fallback
+    after: list[Decoder] = []
+    while byte_fallback and i < n and stages[i].stream_kind in token_wise and not stages[i].depends_on_last:
+        after.append(stages[i])
+        i += 1
     fused = False
     while i < n and stages[i].stream_kind is StreamKind.FUSE:
         fused, i = True, i + 1
@@ -275,7 +310,7 @@ def _pieces_shape(stages: list[Decoder]) -> tuple[list[Decoder], bool, list[Stri
             break
         strips.append(stage)
         i += 1
-    return (token_wise, byte_fallback, strips) if i == n else None
+    return (before, byte_fallback, after, strips) if i == n else None
 
 
 # ---------------------------------------------------------------------- cores
@@ -358,7 +393,19 @@ class _StripFused:
 
 
 class _PiecesCore(_Core):
-    __slots__ = ("count", "held", "plan", "run_bad", "run_len", "run_text", "run_utf8", "strips")
+    __slots__ = (
+        "count",
+        "held",
+        "plan",
+        "run_bad",
+        "run_ed",
+        "run_first",
+        "run_len",
+        "run_shown",
+        "run_text",
+        "run_utf8",
+        "strips",
+    )
 
     def __init__(self, plan: _PiecesPlan) -> None:
         self.plan = plan
@@ -370,6 +417,11 @@ class _PiecesCore(_Core):
         self.run_bad = False
         self.run_text: list[str] = []
         self.run_utf8 = _Utf8("strict")
+        # The run's leading U+FFFDs already emitted (not with stages after ByteFallback:
+        # they see a valid run as one token, an invalid one per byte).
+        self.run_shown = 0
+        self.run_ed = False  # the last byte was an ED lead byte
+        self.run_first = False  # the run is ByteFallback's first output
         self.strips = [_StripFused(s) for s in plan.fused_strips]
 
     def feed(self, tid: int) -> str:
@@ -392,33 +444,70 @@ class _PiecesCore(_Core):
         return text
 
     def _token(self, tid: int, last: bool) -> str:
-        unit = self.plan.unit(tid, self.count == 0, last)
+        first = self.count == 0
+        unit = self.plan.unit(tid, first, last)
         self.count += 1
         if isinstance(unit, str):
             return self._close_run() + unit if self.run_len else unit
+        if not self.run_len:
+            self.run_first = first
         self.run_len += 1
         if self.run_bad:
-            return _FFFD
+            return self._invalid(self.run_len - 1, 1)
         try:
-            self.run_text.append(self.run_utf8.decode(bytes((unit,))))
+            text = self.run_utf8.decode(bytes((unit,)))
         except UnicodeDecodeError:
+            text = None
+        if not text:
+            if text is not None:
+                if not self.run_ed:
+                    if unit == 0xED:
+                        self.run_ed = True
+                    return ""
+                self.run_ed = False
+                if not 0xA0 <= unit <= 0xBF:
+                    return ""
+                # ED A0..ED BF starts a UTF-16 surrogate: invalid whatever follows, so
+                # the run's U+FFFDs are final now (CPython's decoder says so a byte later).
             self.run_bad = True
-            return _FFFD * self.run_len  # the run so far was held back
-        return ""
+            return self._invalid(self.run_shown, self.run_len - self.run_shown)  # the rest was held
+        self.run_text.append(text)  # (run_ed is False: ED's next byte gives no text)
+        if text[0] != _FFFD:
+            return ""
+        # U+FFFD itself (EF BF BD). If the run's text so far is U+FFFD only, valid or
+        # not the run's text starts with those, so they are final.
+        shown = self.run_shown
+        if self.plan.after_bytes or len(self.run_text) - 1 != shown:  # one character per piece
+            return ""
+        self.run_shown = shown + 1
+        return _FFFD
 
     def _close_run(self) -> str:
         if not self.run_len:
             return ""
-        n, bad, text = self.run_len, self.run_bad, "".join(self.run_text)
-        self.run_len, self.run_bad, self.run_text = 0, False, []
+        n, bad, shown = self.run_len, self.run_bad, self.run_shown
+        text = "".join(self.run_text)
+        if shown:
+            text = text[shown:]
         try:
             if not bad:
-                return text + self.run_utf8.decode(b"", final=True)
+                text += self.run_utf8.decode(b"", final=True)
+                after = self.plan.after_bytes
+                return self.plan.after_run(text, self.run_first) if after else text
         except UnicodeDecodeError:
-            return _FFFD * n  # ends inside a character: the whole run is invalid
+            return self._invalid(shown, n - shown)  # ends inside a character: all invalid
         finally:
             self.run_utf8.reset()
+            self.run_len, self.run_bad, self.run_text = 0, False, []
+            self.run_shown, self.run_ed = 0, False
         return ""  # already emitted, one U+FFFD per byte
+
+    def _invalid(self, start: int, count: int) -> str:
+        """The U+FFFD tokens ``start`` .. ``start + count - 1`` of an invalid run."""
+        if not self.plan.after_bytes:
+            return _FFFD * count
+        after_run, first = self.plan.after_run, self.run_first
+        return "".join(after_run(_FFFD, first and k == 0) for k in range(start, start + count))
 
     def _fused(self, text: str) -> str:
         for s in self.strips:
@@ -430,6 +519,8 @@ class _PiecesCore(_Core):
         other.plan, other.count, other.held = self.plan, self.count, self.held
         other.run_len, other.run_bad, other.run_text = self.run_len, self.run_bad, list(self.run_text)
         other.run_utf8 = _copy_utf8(self.run_utf8)
+        other.run_shown, other.run_ed = self.run_shown, self.run_ed
+        other.run_first = self.run_first
         other.strips = [s.copy() for s in self.strips]
         return other
 
