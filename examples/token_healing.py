@@ -72,8 +72,9 @@ def generate(
     max_new_tokens: int = 16,
 ) -> list[int]:
     """Greedy decoding; with ``healing``, the first tokens must reproduce its prefix."""
-    # healing.constraint() is prefix_constraint(tok, healing.prefix): a fresh state
-    # per generation (fork() it to sample several continuations).
+    # healing.constraint() is a fresh prefix constraint on healing.prefix per
+    # generation (fork() it to sample several continuations); it also knows a
+    # character the kept prompt leaves unfinished, so its output stays valid UTF-8.
     constraint = healing.constraint() if healing is not None else None
     ids = list(prompt_ids)
     new: list[int] = []
