@@ -21,8 +21,10 @@ the spellings and the index (``VocabIndex`` has its own Cost note).
 from __future__ import annotations
 
 import threading
+import weakref
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
+from typing import Generic, TypeVar
 
 import marisa_trie
 import numpy as np
@@ -204,12 +206,42 @@ class VocabIndex:
         trie, key_slice = self.trie, self._key_slice
         return [(len(key), key_slice[trie.key_id(key)]) for key in trie.prefixes(data)]
 
-    def ids(self, slices: list[Slice]) -> npt.NDArray[np.int32]:
-        """The ids in ``slices`` of ``order``, as one array (unsorted)."""
+    def ids(self, slices: Sequence[Slice], keep: npt.NDArray[np.bool_] | None = None) -> npt.NDArray[np.int32]:
+        """The ids in ``slices`` of ``order``, as one array (unsorted); with ``keep``
+        (one bool per rank), only the ranks it marks."""
         if not slices:
             return np.empty(0, dtype=np.int32)
         order = self.order
-        return np.concatenate([order[lo:hi] for lo, hi in slices])
+        if keep is None:
+            return np.concatenate([order[lo:hi] for lo, hi in slices])
+        return np.concatenate([order[lo:hi][keep[lo:hi]] for lo, hi in slices])
+
+
+T = TypeVar("T")
+
+
+class PerIndex(Generic[T]):
+    """``build(index)`` once per vocabulary index, for tables derived from it: built
+    once even when threads ask together, and dropped with the index (a weak key).
+
+    >>> tables = PerIndex(lambda index: object())
+    """
+
+    __slots__ = ("_build", "_cache", "_lock")
+
+    def __init__(self, build: Callable[[VocabIndex], T]) -> None:
+        self._build = build
+        self._cache: weakref.WeakKeyDictionary[VocabIndex, T] = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+
+    def __call__(self, index: VocabIndex) -> T:
+        found = self._cache.get(index)
+        if found is None:
+            with self._lock:
+                found = self._cache.get(index)
+                if found is None:
+                    found = self._cache[index] = self._build(index)
+        return found
 
 
 def _successor(prefix: bytes) -> bytes | None:

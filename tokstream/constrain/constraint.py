@@ -140,12 +140,8 @@ class Constraint(ABC, Generic[V]):
         a = self.allowed()
         if a.everything:
             return np.arange(self.index.n_vocab, dtype=np.int64)
-        if a.utf8_state is None:
-            ids = self.index.ids(list(a.slices)).astype(np.int64)
-        else:
-            ok, order = utf8_index(self.index).ok[a.utf8_state], self.index.order
-            parts = [order[lo:hi][ok[lo:hi]] for lo, hi in a.slices]
-            ids = np.concatenate(parts).astype(np.int64) if parts else np.empty(0, dtype=np.int64)
+        keep = None if a.utf8_state is None else utf8_index(self.index).ok[a.utf8_state]
+        ids = self.index.ids(a.slices, keep).astype(np.int64)
         if a.ids:
             ids = np.concatenate([ids, np.asarray(a.ids, dtype=np.int64)])
         return np.unique(ids)

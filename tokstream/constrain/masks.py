@@ -69,13 +69,13 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
 from ..errors import InvalidTokenIdError, TokstreamError
-from ..vocab import Slice, VocabIndex
+from ..vocab import PerIndex, Slice, VocabIndex
 from .constraint import Allowed, Constraint, check_id
 from .utf8 import N_LIVE, utf8_index
 
@@ -138,7 +138,7 @@ def unpack_bitmask(bitmask: npt.ArrayLike, n_vocab: int) -> BoolArray:
 class _Tables:
     """Per-vocabulary-index data of the mask builders (module notes), shared by every
     ``TokenMasker`` of one tokenizer. Holds no reference to the index (it is the weak
-    key of ``_TABLES``)."""
+    key of ``_tables``' cache)."""
 
     __slots__ = (
         "_lock",
@@ -233,19 +233,8 @@ class _Tables:
         return a, b, min(a * _BLOCK, self.n_text), min(b * _BLOCK, self.n_text)
 
 
-_TABLES: weakref.WeakKeyDictionary[VocabIndex, _Tables] = weakref.WeakKeyDictionary()
-_TABLES_LOCK = threading.Lock()
-
-
-def _tables(index: VocabIndex) -> _Tables:
-    """The tables of ``index``, built once (concurrent first maskers share one)."""
-    tables = _TABLES.get(index)
-    if tables is None:
-        with _TABLES_LOCK:
-            tables = _TABLES.get(index)
-            if tables is None:
-                tables = _TABLES[index] = _Tables(index)
-    return tables
+#: The tables of an index, built once (concurrent first maskers share one).
+_tables: Final = PerIndex(_Tables)
 
 
 #: Per logits dtype: byte value -> its 8 bits as +inf (allowed) / -inf (disallowed).
@@ -497,16 +486,11 @@ class TokenMasker:
 
     def _ids(self, a: Allowed) -> npt.NDArray[np.intp]:
         """Every id ``a`` lists (slices and explicit ids; may repeat)."""
-        t = self._tables
-        order = t.order
-        if a.utf8_state is None:
-            parts = [order[lo:hi] for lo, hi in a.slices]
-        else:
-            ok = t.utf8_ok(a.utf8_state)
-            parts = [order[lo:hi][ok[lo:hi]] for lo, hi in a.slices]
+        keep = None if a.utf8_state is None else self._tables.utf8_ok(a.utf8_state)
+        parts = [self.index.ids(a.slices, keep).astype(np.intp, copy=False)]
         if a.ids:
             parts.append(self._explicit(a))
-        return np.concatenate(parts) if parts else np.empty(0, dtype=np.intp)
+        return np.concatenate(parts)
 
     def _bool(self, a: Allowed, out: BoolArray | None) -> BoolArray:
         """The bool mask of ``a``, written into ``out`` (then returned) or fresh."""

@@ -48,14 +48,12 @@ replacement: invalid bytes are refused, never repaired.
 
 from __future__ import annotations
 
-import threading
-import weakref
 from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
-from ..vocab import VocabIndex
+from ..vocab import PerIndex, VocabIndex
 
 __all__ = [
     "ACCEPT",
@@ -267,17 +265,6 @@ class Utf8Index:
         return bool(self.finishable[self.end[state, token_id]])
 
 
-_CACHE: weakref.WeakKeyDictionary[VocabIndex, Utf8Index] = weakref.WeakKeyDictionary()
-_LOCK = threading.Lock()
-
-
-def utf8_index(index: VocabIndex) -> Utf8Index:
-    """The ``Utf8Index`` of ``index``, built on first use (once: concurrent first uses
-    wait for one build)."""
-    u = _CACHE.get(index)
-    if u is None:
-        with _LOCK:
-            u = _CACHE.get(index)
-            if u is None:
-                u = _CACHE[index] = Utf8Index(index)
-    return u
+#: The ``Utf8Index`` of an index, built on first use (once: concurrent first uses wait
+#: for one build).
+utf8_index: Final = PerIndex(Utf8Index)
