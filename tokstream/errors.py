@@ -9,6 +9,8 @@ Every error is a ``ValueError`` subclass, so code written against the contract
           │                             also a KeyError, as tiktoken's lookups raise
           ├── SpecialTokenError         a disallowed special token's literal text in the input
           ├── UnknownTokenizerError     tokstream.load() got a name it does not know
+          ├── UnsupportedGrammarError   a regex or grammar uses a construct the grammar engine
+          │                             cannot express (or is malformed); names offset or line
           └── TokenizerFileError        a tokenizer file is malformed; names the file and line
                ├── HashMismatchError    a rank file's sha256 is not the expected one
                └── UnsupportedComponentError  a component type tokstream does not implement
@@ -30,6 +32,7 @@ __all__ = [
     "TokstreamError",
     "UnknownTokenizerError",
     "UnsupportedComponentError",
+    "UnsupportedGrammarError",
     "unsavable",
 ]
 
@@ -100,6 +103,37 @@ class SpecialTokenError(TokstreamError):
 
 class UnknownTokenizerError(TokstreamError):
     """``tokstream.load`` was given a name that is neither known nor a path."""
+
+
+class UnsupportedGrammarError(TokstreamError):
+    """A regex or grammar the grammar engine cannot take: a construct outside what a
+    finite automaton (regex) or a context-free grammar expresses (backreferences,
+    lookarounds), or malformed text. ``offset`` is the 0-based character offset in the
+    pattern; for grammar text ``line`` and ``column`` (1-based) say where. Any of them
+    is None when unknown.
+
+    >>> e = UnsupportedGrammarError("a lookahead (?=...) is not regular", offset=3)
+    >>> print(e), e.offset
+    a lookahead (?=...) is not regular (at offset 3)
+    (None, 3)
+    """
+
+    def __init__(
+        self, message: str, offset: int | None = None, line: int | None = None, column: int | None = None
+    ) -> None:
+        self.message = message
+        self.offset = offset
+        self.line = line
+        self.column = column
+        where = []
+        if line is not None:
+            where.append(f"line {line}" + (f", column {column}" if column is not None else ""))
+        elif offset is not None:
+            where.append(f"at offset {offset}")
+        super().__init__(f"{message} ({where[0]})" if where else message)
+
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
+        return (type(self), (self.message, self.offset, self.line, self.column))
 
 
 class TokenizerFileError(TokstreamError):

@@ -1,0 +1,69 @@
+"""The regular-expression tree shared by the regex parser, the grammar parser and the
+automaton builder: plain frozen values, compared and hashed structurally.
+
+A tree denotes a set of strings of Unicode scalar values (code points outside the
+surrogates U+D800-U+DFFF, which have no UTF-8):
+
+- ``Chars(ranges)``: one character from a set, given as sorted, disjoint, non-adjacent
+  inclusive ``(lo, hi)`` code-point ranges (``charset.normalize`` makes them so);
+  ``Chars(())`` matches nothing (``NOTHING``);
+- ``Concat(items)``: the items one after another; ``Concat(())`` is the empty string
+  (``EMPTY``);
+- ``Alt(items)``: any one of the items;
+- ``Repeat(item, min, max)``: ``min`` to ``max`` copies (``max`` None: unbounded).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+__all__ = ["EMPTY", "NOTHING", "Alt", "Chars", "Concat", "Node", "Repeat", "literal"]
+
+
+@dataclass(frozen=True)
+class Chars:
+    """One character from a set of inclusive code-point ranges (sorted, disjoint,
+    non-adjacent, no surrogates)."""
+
+    ranges: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True)
+class Concat:
+    """The items in sequence; no items: the empty string."""
+
+    items: tuple[Node, ...]
+
+
+@dataclass(frozen=True)
+class Alt:
+    """Any one of the items (at least one)."""
+
+    items: tuple[Node, ...]
+
+
+@dataclass(frozen=True)
+class Repeat:
+    """``min`` to ``max`` copies of ``item`` (``max`` None: no bound)."""
+
+    item: Node
+    min: int
+    max: int | None
+
+
+Node = Union[Chars, Concat, Alt, Repeat]
+
+#: The empty string.
+EMPTY: Concat = Concat(())
+#: No string at all.
+NOTHING: Chars = Chars(())
+
+
+def literal(text: str) -> Node:
+    """The tree matching exactly ``text`` (a ``Concat`` of one-character sets).
+
+    >>> literal("ab")
+    Concat(items=(Chars(ranges=((97, 97),)), Chars(ranges=((98, 98),))))
+    """
+    return Concat(tuple(Chars(((ord(c), ord(c)),)) for c in text))
