@@ -80,15 +80,20 @@ V = TypeVar("V")
 @dataclass(frozen=True)
 class Allowed:
     """What a constraint allows next: ``everything`` (every id, specials included),
-    else the ids in ``slices`` of the vocabulary index's ``order`` plus ``ids``.
+    else the ids in ``slices`` of the vocabulary index's ``order`` plus ``ids`` plus
+    the ids set in ``words``.
 
-    ``utf8_state``, when not None, narrows the slices (not ``ids``) to the tokens that
-    may follow that state of the UTF-8 automaton (``utf8.Utf8Index.ok``)."""
+    ``utf8_state``, when not None, narrows the slices (not ``ids``, not ``words``) to
+    the tokens that may follow that state of the UTF-8 automaton
+    (``utf8.Utf8Index.ok``). ``words``, when not None, is a packed bitmask in
+    ``TokenMasker.bitmask``'s layout (``ceil(n_vocab / 32)`` int32 words): the grammar
+    constraints cache one per parser state. It is shared: read it, never write it."""
 
     everything: bool
     slices: tuple[Slice, ...] = ()
     ids: tuple[int, ...] = ()
     utf8_state: int | None = None
+    words: npt.NDArray[np.int32] | None = None
 
 
 #: A node of the persistent state stack: (value, parent node, number of accepts).
@@ -97,7 +102,8 @@ _Node = tuple[Any, Any, int]
 
 class Constraint(ABC, Generic[V]):
     """A constraint on the next token ids (module notes): ``allowed_ids()``,
-    ``accept(id) -> bool``, ``rollback(n=1)``, ``fork()``, ``is_done``."""
+    ``accept(id) -> bool``, ``rollback(n=1)``, ``fork()``, ``is_done`` (nothing is
+    restricted any more) and ``can_end`` (the output so far is complete)."""
 
     __slots__ = ("_node", "index")
 
@@ -119,12 +125,22 @@ class Constraint(ABC, Generic[V]):
     def _done(self, value: V) -> bool:
         """Whether ``value`` restricts nothing any more."""
 
+    @abstractmethod
+    def _can_end(self, value: V) -> bool:
+        """Whether the output so far is complete under ``value``."""
+
     # -- the public surface ------------------------------------------------------------
 
     @property
     def is_done(self) -> bool:
         """True when the constraint restricts nothing any more."""
         return self._done(self._node[0])
+
+    @property
+    def can_end(self) -> bool:
+        """True when the output so far is complete: the constraint's ``eos_id`` (if it
+        has one) is allowed now, and generation may stop here."""
+        return self._can_end(self._node[0])
 
     @property
     def accepted(self) -> int:
@@ -144,6 +160,9 @@ class Constraint(ABC, Generic[V]):
         ids = self.index.ids(a.slices, keep).astype(np.int64)
         if a.ids:
             ids = np.concatenate([ids, np.asarray(a.ids, dtype=np.int64)])
+        if a.words is not None:
+            bits = np.unpackbits(a.words.astype("<i4", copy=False).view(np.uint8), bitorder="little")
+            ids = np.concatenate([ids, np.flatnonzero(bits[: self.index.n_vocab])])
         return np.unique(ids)
 
     def accept(self, token_id: int) -> bool:
@@ -258,6 +277,10 @@ class PrefixConstraint(Constraint[_Prefix]):
     def _done(self, value: _Prefix) -> bool:
         return not value[0] and value[1] == ACCEPT
 
+    def _can_end(self, value: _Prefix) -> bool:
+        # Met at a character boundary: anything (or nothing) may follow.
+        return self._done(value)
+
 
 def _prefix_spellable_from(index: VocabIndex, u: Utf8Index, prefix: bytes, states: list[int]) -> frozenset[int] | range:
     """The offsets ``j`` of ``prefix`` from which tokens can produce ``prefix[j:]``
@@ -361,6 +384,10 @@ class ChoiceConstraint(Constraint[_Choice]):
         if any(o.startswith(nxt) and len(nxt) in ok for o, ok in zip(self.options, self._spellable)):
             return (nxt, False)
         return None
+
+    def _can_end(self, value: _Choice) -> bool:
+        done, ended = value
+        return ended or done in self.options
 
     def _done(self, value: _Choice) -> bool:
         done, ended = value

@@ -396,7 +396,7 @@ class TokenMasker:
         if a.everything:
             return
         head = x[:n]
-        if sum(hi - lo for lo, hi in a.slices) + len(a.ids) <= _APPLY_FEW:
+        if a.words is None and sum(hi - lo for lo, hi in a.slices) + len(a.ids) <= _APPLY_FEW:
             ids = self._ids(a)
             kept = head[ids]
             head.fill(-np.inf)
@@ -490,6 +490,8 @@ class TokenMasker:
         parts = [self.index.ids(a.slices, keep).astype(np.intp, copy=False)]
         if a.ids:
             parts.append(self._explicit(a))
+        if a.words is not None:
+            parts.append(np.flatnonzero(unpack_bitmask(a.words, self.n_vocab)))
         return np.concatenate(parts)
 
     def _bool(self, a: Allowed, out: BoolArray | None) -> BoolArray:
@@ -500,6 +502,18 @@ class TokenMasker:
                 return t.all_true.copy()
             out[...] = True
             return out
+        if a.words is not None:
+            # A grammar state's cached bitmask: unpack it, then add the rest.
+            rest = Allowed(everything=False, slices=a.slices, ids=a.ids, utf8_state=a.utf8_state)
+            m = self._bool(rest, out) if (a.slices or a.ids) else None
+            bits = unpack_bitmask(a.words, self.n_vocab)
+            if m is None:
+                if out is None:
+                    return bits
+                out[...] = bits
+                return out
+            m |= bits
+            return m
         big = [s for s in a.slices if s[1] - s[0] >= _BOOL_BIG]
         small = [s for s in a.slices if 0 < s[1] - s[0] < _BOOL_BIG]
         state = a.utf8_state
@@ -570,6 +584,15 @@ class TokenMasker:
             if out is None:
                 return t.all_words.copy()
             out[...] = t.all_words
+            return out
+        if a.words is not None:
+            # A grammar state's cached bitmask: one copy, then the rest ORed in.
+            if out is None:
+                out = a.words.copy()
+            else:
+                out[...] = a.words
+            if a.slices or a.ids:
+                out |= self._words(Allowed(everything=False, slices=a.slices, ids=a.ids, utf8_state=a.utf8_state), None)
             return out
         big = [s for s in a.slices if s[1] - s[0] >= _BLOCK]
         small = [s for s in a.slices if 0 < s[1] - s[0] < _BLOCK]

@@ -16,7 +16,6 @@ surrogates U+D800-U+DFFF, which have no UTF-8):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
 __all__ = ["EMPTY", "NOTHING", "Alt", "Chars", "Concat", "Node", "Repeat", "literal"]
 
@@ -52,7 +51,7 @@ class Repeat:
     max: int | None
 
 
-Node = Union[Chars, Concat, Alt, Repeat]
+Node = Chars | Concat | Alt | Repeat
 
 #: The empty string.
 EMPTY: Concat = Concat(())

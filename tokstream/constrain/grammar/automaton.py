@@ -1,0 +1,402 @@
+"""A regex tree (``nodes``) as a byte-level DFA over UTF-8, pruned to live states.
+
+``compile_dfa(tree, alphabet)`` builds, in three steps:
+
+1. *Character classes.* The code points are cut into the classes no ``Chars`` of the
+   tree tells apart (a ``\\w`` next to ``@`` and ``.`` gives ~4 classes, not 700
+   ranges), after intersecting every ``Chars`` with ``alphabet`` (the characters the
+   vocabulary can spell: see ``constraint``).
+2. *A character-level DFA.* A Thompson NFA over class ids, then subset construction
+   (one DFA state per reachable set of NFA states), then pruning: a state from which
+   no accepting state is reachable is dropped, so every state left is *live*.
+3. *Bytes.* Each character-level transition (a set of classes -> a target) becomes the
+   UTF-8 byte sequences of its code points (``utf8_sequences``), merged into one
+   deterministic byte trie per state whose inner nodes are shared globally when they
+   lead the same tails to the same targets (hash-consed), so a run of continuation
+   bytes ``80-BF`` is one node whatever the state.
+
+The result, ``Dfa``: states ``0 .. n-1``, ``0`` the start; ``trans[s, b]`` the next
+state or ``-1`` (dead); ``accepting[s]``; states ``< n_boundary`` are character
+boundaries, the others sit inside a character. Every state is live (acceptance is
+reachable), and every path spells valid UTF-8, so a token walk that stays off ``-1``
+is exactly "a valid prefix of some match".
+
+Cost: classes O(R log R) for R ranges; the NFA O(tree size) states (bounded
+repetition is unrolled: ``{m,n}`` copies the item n times); subset construction
+O(D x N) set operations for D DFA states; bytes O(D x classes x 4) trie nodes at
+most, usually far fewer. ``MAX_STATES`` bounds the NFA and the DFA and raises
+``UnsupportedGrammarError`` beyond (``(a|b)*a(a|b){20}`` needs 2**20 states). Memory:
+``4 x 256`` bytes per byte-level state (the dense table, for numpy walks) plus its
+list-of-lists copy for stepping in Python.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import numpy.typing as npt
+
+from ...errors import UnsupportedGrammarError
+from .nodes import Alt, Chars, Concat, Node, Repeat
+
+__all__ = ["MAX_STATES", "Dfa", "compile_dfa", "utf8_sequences"]
+
+#: Bound on NFA and DFA states per terminal.
+MAX_STATES = 50_000
+
+Ranges = tuple[tuple[int, int], ...]
+#: The UTF-8 encoding lengths' code-point bounds (surrogates are never in a Chars).
+_LENGTH_BOUNDS = ((0, 0x7F), (0x80, 0x7FF), (0x800, 0xFFFF), (0x10000, 0x10FFFF))
+
+
+@dataclass(frozen=True)
+class Dfa:
+    """A byte-level DFA (module notes): ``trans`` ``(n, 256)`` int32, ``-1`` dead;
+    ``rows`` the same as lists (for stepping in Python); ``accepting`` per state."""
+
+    trans: npt.NDArray[np.int32]
+    rows: tuple[tuple[int, ...], ...]
+    accepting: npt.NDArray[np.bool_]
+    n_boundary: int
+
+    @property
+    def n_states(self) -> int:
+        """How many states (all live)."""
+        return len(self.rows)
+
+    @property
+    def nullable(self) -> bool:
+        """Whether the empty string matches."""
+        return bool(self.accepting[0])
+
+    def run(self, state: int, data: bytes) -> int:
+        """The state after ``data`` from ``state`` (-1: dead)."""
+        rows = self.rows
+        for b in data:
+            state = rows[state][b]
+            if state < 0:
+                return -1
+        return state
+
+
+def utf8_sequences(lo: int, hi: int) -> Iterator[tuple[tuple[int, int], ...]]:
+    """The UTF-8 encodings of code points ``lo..hi`` (no surrogates inside) as byte-range
+    sequences: each yielded tuple of ``(low, high)`` byte ranges matches exactly the
+    encodings of a sub-range, and together they cover ``lo..hi``.
+
+    >>> list(utf8_sequences(0x61, 0x7A))
+    [((97, 122),)]
+    >>> [tuple((hex(a), hex(b)) for a, b in s) for s in utf8_sequences(0x7F, 0x80)]
+    [(('0x7f', '0x7f'),), (('0xc2', '0xc2'), ('0x80', '0x80'))]
+    """
+    for a, b in _LENGTH_BOUNDS:
+        x, y = max(lo, a), min(hi, b)
+        if x <= y:
+            yield from _same_length(x, y)
+
+
+def _same_length(lo: int, hi: int) -> Iterator[tuple[tuple[int, int], ...]]:
+    """``utf8_sequences`` for code points of one encoded length: split until every
+    byte position is a plain range (the lower bytes span all of ``80-BF`` wherever the
+    upper ones differ)."""
+    n = len(chr(lo).encode("utf-8"))
+    for i in range(1, n):
+        m = (1 << (6 * i)) - 1  # the code-point bits of the i trailing bytes
+        if lo & ~m != hi & ~m:
+            if lo & m:
+                yield from _same_length(lo, lo | m)
+                yield from _same_length((lo | m) + 1, hi)
+                return
+            if hi & m != m:
+                yield from _same_length(lo, (hi & ~m) - 1)
+                yield from _same_length(hi & ~m, hi)
+                return
+    a, b = chr(lo).encode("utf-8"), chr(hi).encode("utf-8")
+    yield tuple(zip(a, b))
+
+
+@lru_cache(maxsize=4096)
+def _sequences(ranges: Ranges) -> tuple[tuple[tuple[int, int], ...], ...]:
+    """All byte-range sequences of a code-point range set (cached: ``\\w`` recurs)."""
+    return tuple(s for lo, hi in ranges for s in utf8_sequences(lo, hi))
+
+
+def _restrict(ranges: Ranges, alphabet: Ranges | None) -> Ranges:
+    if alphabet is None:
+        return ranges
+    out = []
+    i = j = 0
+    while i < len(ranges) and j < len(alphabet):
+        lo, hi = max(ranges[i][0], alphabet[j][0]), min(ranges[i][1], alphabet[j][1])
+        if lo <= hi:
+            out.append((lo, hi))
+        if ranges[i][1] < alphabet[j][1]:
+            i += 1
+        else:
+            j += 1
+    return tuple(out)
+
+
+class _Classes:
+    """The partition of the code points into classes no set of the tree tells apart."""
+
+    def __init__(self, sets: Sequence[Ranges]) -> None:
+        cuts = {0, 0x110000}
+        for ranges in sets:
+            for lo, hi in ranges:
+                cuts.add(lo)
+                cuts.add(hi + 1)
+        self.starts = sorted(cuts)
+        # Each elementary interval's signature: which sets hold it.
+        inside: list[list[int]] = [[] for _ in self.starts]
+        for k, ranges in enumerate(sets):
+            for lo, hi in ranges:
+                a = bisect_right(self.starts, lo) - 1
+                b = bisect_right(self.starts, hi) - 1
+                for e in range(a, b + 1):
+                    inside[e].append(k)
+        ids: dict[tuple[int, ...], int] = {}
+        self.of_interval = [ids.setdefault(tuple(sig), len(ids)) if sig else -1 for sig in inside]
+        self.n = len(ids)
+        # Per set: its class ids; per class: its code-point ranges.
+        self.of_set: list[frozenset[int]] = [frozenset() for _ in sets]
+        members: list[set[int]] = [set() for _ in sets]
+        ranges_of: list[list[tuple[int, int]]] = [[] for _ in range(self.n)]
+        for e, c in enumerate(self.of_interval):
+            if c < 0 or e + 1 >= len(self.starts):
+                continue
+            ranges_of[c].append((self.starts[e], self.starts[e + 1] - 1))
+            for k in inside[e]:
+                members[k].add(c)
+        self.of_set = [frozenset(m) for m in members]
+        self.ranges = [tuple(r) for r in ranges_of]
+
+
+class _Nfa:
+    """Thompson NFA over class ids: ``eps[s]`` targets, ``edges[s]`` (classes, target)."""
+
+    def __init__(self, classes: _Classes, set_index: dict[Ranges, int]) -> None:
+        self.eps: list[list[int]] = []
+        self.edges: list[list[tuple[frozenset[int], int]]] = []
+        self.classes = classes
+        self.set_index = set_index
+
+    def new(self) -> int:
+        if len(self.eps) >= MAX_STATES:
+            raise UnsupportedGrammarError(
+                f"the expression needs more than {MAX_STATES} automaton states (large bounded repetitions "
+                "nest multiplicatively); write the repetition with fewer copies or unbounded"
+            )
+        self.eps.append([])
+        self.edges.append([])
+        return len(self.eps) - 1
+
+    def build(self, node: Node, start: int) -> int:
+        """Add ``node`` from ``start``; return its end state."""
+        if isinstance(node, Chars):
+            end = self.new()
+            cls = self.classes.of_set[self.set_index[node.ranges]]
+            if cls:
+                self.edges[start].append((cls, end))
+            return end
+        if isinstance(node, Concat):
+            for item in node.items:
+                start = self.build(item, start)
+            return start
+        if isinstance(node, Alt):
+            end = self.new()
+            for item in node.items:
+                s = self.new()
+                self.eps[start].append(s)
+                self.eps[self.build(item, s)].append(end)
+            return end
+        if isinstance(node, Repeat):
+            for _ in range(node.min):
+                start = self.build(node.item, start)
+            if node.max is None:
+                # A loop: start -> item -> back to start; exit from start.
+                s = self.new()
+                self.eps[start].append(s)
+                self.eps[self.build(node.item, s)].append(start)
+                end = self.new()
+                self.eps[start].append(end)
+                return end
+            end = self.new()
+            for _ in range(node.max - node.min):
+                self.eps[start].append(end)
+                start = self.build(node.item, start)
+            self.eps[start].append(end)
+            return end
+        raise TypeError(f"not a regex tree node: {node!r}")  # pragma: no cover - a caller bug
+
+    def closure(self, states: set[int]) -> frozenset[int]:
+        stack = list(states)
+        seen = set(states)
+        eps = self.eps
+        while stack:
+            for t in eps[stack.pop()]:
+                if t not in seen:
+                    seen.add(t)
+                    stack.append(t)
+        return frozenset(seen)
+
+
+def _collect(node: Node, out: set[Ranges]) -> None:
+    if isinstance(node, Chars):
+        out.add(node.ranges)
+    elif isinstance(node, Repeat):
+        _collect(node.item, out)
+    else:
+        for item in node.items:
+            _collect(item, out)
+
+
+def _restricted(node: Node, alphabet: Ranges | None) -> Node:
+    if alphabet is None:
+        return node
+    if isinstance(node, Chars):
+        return Chars(_restrict(node.ranges, alphabet))
+    if isinstance(node, Repeat):
+        return Repeat(_restricted(node.item, alphabet), node.min, node.max)
+    if isinstance(node, Concat):
+        return Concat(tuple(_restricted(i, alphabet) for i in node.items))
+    return Alt(tuple(_restricted(i, alphabet) for i in node.items))
+
+
+def compile_dfa(tree: Node, alphabet: Ranges | None = None) -> Dfa | None:
+    """The live byte-level DFA of ``tree`` over the characters of ``alphabet`` (all
+    when None); None when the language is empty (nothing can match)."""
+    tree = _restricted(tree, alphabet)
+    sets: set[Ranges] = set()
+    _collect(tree, sets)
+    set_list = sorted(sets)
+    classes = _Classes(set_list)
+    nfa = _Nfa(classes, {r: k for k, r in enumerate(set_list)})
+    start = nfa.new()
+    final = nfa.build(tree, start)
+    # Subset construction over class ids.
+    first = nfa.closure({start})
+    dstates: dict[frozenset[int], int] = {first: 0}
+    queue = [first]
+    dtrans: list[dict[int, int]] = []
+    while len(dtrans) < len(queue):
+        cur = queue[len(dtrans)]
+        moves: dict[int, set[int]] = {}
+        for s in cur:
+            for cls, t in nfa.edges[s]:
+                for c in cls:
+                    moves.setdefault(c, set()).add(t)
+        row: dict[int, int] = {}
+        by_target: dict[frozenset[int], int] = {}
+        for c, targets in moves.items():
+            key = frozenset(targets)
+            nxt = by_target.get(key)
+            if nxt is None:
+                closed = nfa.closure(targets)
+                nxt = dstates.get(closed)
+                if nxt is None:
+                    if len(dstates) >= MAX_STATES:
+                        raise UnsupportedGrammarError(
+                            f"the expression needs more than {MAX_STATES} DFA states; simplify it"
+                        )
+                    nxt = dstates[closed] = len(dstates)
+                    queue.append(closed)
+                by_target[key] = nxt
+            row[c] = nxt
+        dtrans.append(row)
+    accepting = [final in st for st in queue]
+    # Live states: acceptance reachable (reverse search).
+    back: list[list[int]] = [[] for _ in queue]
+    for s, row in enumerate(dtrans):
+        for t in set(row.values()):
+            back[t].append(s)
+    live = [False] * len(queue)
+    stack = [s for s, a in enumerate(accepting) if a]
+    for s in stack:
+        live[s] = True
+    while stack:
+        for p in back[stack.pop()]:
+            if not live[p]:
+                live[p] = True
+                stack.append(p)
+    if not live[0]:
+        return None
+    # Renumber the live states (the start stays 0), then expand to bytes.
+    new_id: dict[int, int] = {}
+    for s in range(len(queue)):
+        if live[s]:
+            new_id[s] = len(new_id)
+    char_rows: list[dict[int, int]] = []
+    for s in range(len(queue)):
+        if live[s]:
+            char_rows.append({c: new_id[t] for c, t in dtrans[s].items() if live[t]})
+    return _to_bytes(char_rows, [accepting[s] for s in range(len(queue)) if live[s]], classes)
+
+
+def _merged(ranges: list[tuple[int, int]]) -> Ranges:
+    """Sorted disjoint ranges with the adjacent ones joined (fewer UTF-8 sequences)."""
+    out: list[tuple[int, int]] = []
+    for lo, hi in ranges:
+        if out and out[-1][1] + 1 >= lo:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return tuple(out)
+
+
+#: A byte trie node's content: the (byte-range tail, target) pairs it must still match.
+_Tails = frozenset[tuple[tuple[tuple[int, int], ...], int]]
+
+
+def _to_bytes(char_rows: list[dict[int, int]], accepting: list[bool], classes: _Classes) -> Dfa:
+    n = len(char_rows)
+    rows: list[list[int]] = [[-1] * 256 for _ in range(n)]
+    inner: dict[_Tails, int] = {}
+
+    def node_for(tails: _Tails) -> int:
+        found = inner.get(tails)
+        if found is None:
+            found = inner[tails] = len(rows)
+            rows.append([-1] * 256)
+            fill(found, tails)
+        return found
+
+    def fill(state: int, tails: _Tails | list[tuple[tuple[tuple[int, int], ...], int]]) -> None:
+        # Cut the byte axis where some first range starts or ends, then group the
+        # tails per piece: the bytes of one piece lead to the same node.
+        cuts = {0, 256}
+        for seq, _ in tails:
+            cuts.add(seq[0][0])
+            cuts.add(seq[0][1] + 1)
+        edges = sorted(cuts)
+        row = rows[state]
+        for a, b in zip(edges, edges[1:]):
+            here = [(seq, t) for seq, t in tails if seq[0][0] <= a and b - 1 <= seq[0][1]]
+            if not here:
+                continue
+            ends = [t for seq, t in here if len(seq) == 1]
+            if ends:
+                # A byte that ends a character: classes are disjoint, so one target.
+                target = ends[0]
+            else:
+                target = node_for(frozenset((seq[1:], t) for seq, t in here))
+            for byte in range(a, b):
+                row[byte] = target
+
+    for s, crow in enumerate(char_rows):
+        by_target: dict[int, list[int]] = {}
+        for c, t in crow.items():
+            by_target.setdefault(t, []).append(c)
+        tails = []
+        for t, cls in by_target.items():
+            ranges = _merged(sorted(r for c in cls for r in classes.ranges[c]))
+            tails.extend((seq, t) for seq in _sequences(ranges))
+        fill(s, tails)
+    trans = np.asarray(rows, dtype=np.int32).reshape(len(rows), 256)
+    acc = np.zeros(len(rows), dtype=np.bool_)
+    acc[:n] = accepting
+    return Dfa(trans, tuple(tuple(r) for r in rows), acc, n)

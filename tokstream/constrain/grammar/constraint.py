@@ -1,0 +1,421 @@
+"""Regex and grammar constraints: exact token masks from the Earley sets of ``earley``.
+
+``regex_constraint(tok, pattern)`` and ``grammar_constraint(tok, grammar)`` return
+``Constraint``s whose state is an Earley set (``earley.ESet``) plus "EOS taken". A
+token is allowed iff the set after its bytes is not dead, which (``earley``) is iff
+some continuation completes a valid output: nothing less, nothing more, at byte
+level, tokens ending inside a UTF-8 character included.
+
+The mask of a set is built from its *scan pairs* ``(terminal, DFA state)``:
+
+- *Walks* (``_Walker.walk``, cached per pair for the constraint's compiled grammar):
+  every token's bytes run through the terminal's DFA from that state at once, in
+  numpy, over the token bytes flattened in the vocabulary index's sorted order
+  (``flat``, ``offs``, ``lens``): a step is one gather ``trans[state, flat[offs +
+  p]]`` over the tokens still alive, which are compacted each step (most die on their
+  first byte). A token that stays alive to its end is allowed by this pair alone (the
+  lexeme goes on: no parser needed); a token that passes an accepting state strictly
+  inside is a *crossing* candidate (a lexeme may end inside it).
+- *Crossings*: only they need the parser. Each candidate not already allowed runs
+  through ``ESet.run``; sets are hash-consed and memoise their byte steps, so tokens
+  sharing the bytes after a lexeme end share the work. A regex has one lexeme that
+  nothing follows, so it has no crossings to check.
+
+The set's mask (packed int32 words, ``TokenMasker.bitmask``'s layout) is cached on
+the set; ``Allowed.words`` hands it to ``TokenMasker`` (one copy per mask). EOS is
+added when the start rule is complete (``can_end``).
+
+Vocabularies that cannot spell every byte (WordPiece: BERT has no space, no
+uppercase in the uncased model) restrict every terminal to the characters the
+vocabulary spells as single tokens (``_Walker.alphabet``); a byte-complete
+vocabulary (byte-level BPE, byte fallback) restricts nothing. The masks are exact
+when every character of every token is itself spellable (true of the vocabularies
+tested); otherwise they can only refuse more, never allow a dead end.
+
+Cost (``bench/grammar.py``): compile O(grammar) (``automaton``); the walker, once per
+vocabulary index: the flattened bytes (~B bytes plus 12 bytes per token). A walk is
+O(sum over alive tokens of their alive length) numpy work: ~1-15 ms on o200k_base
+for a first state, then a dict hit; a new set's mask ORs its pairs' words (V/8 bytes
+each) and runs its crossing candidates (a few to a few thousand ``ESet.run``, memoised
+per byte); a repeated set's mask is one copy. Memory: a pair's words (V/8 bytes) and
+candidates; the sets a constraint's grammar has seen (kept while reachable from its
+start set).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from ...errors import TokstreamError
+from ...vocab import PerIndex, VocabIndex
+from ..constraint import Allowed, Constraint, check_id
+from ..healing import Healing
+from ..masks import pack_bitmask
+from ..utf8 import ACCEPT, REJECT, describe_invalid, states_along
+from .automaton import Dfa
+from .earley import ESet, Grammar
+
+if TYPE_CHECKING:
+    from ...tokenizer import Tokenizer
+
+__all__ = ["GrammarConstraint", "grammar_constraint", "regex_constraint"]
+
+Int32Array = npt.NDArray[np.int32]
+IntpArray = npt.NDArray[np.intp]
+
+#: Compiled grammars kept per vocabulary index (a server reuses a few patterns).
+_CACHE_SIZE: Final = 64
+
+
+class _Walker:
+    """Per vocabulary index: the text tokens' bytes flattened in sorted order, for
+    numpy walks through a DFA (module notes), and the spellable alphabet."""
+
+    def __init__(self, index: VocabIndex) -> None:
+        self.n_vocab = index.n_vocab
+        self.extensions = index.extensions
+        self.order: IntpArray = index.order.astype(np.intp)
+        data = [index.token_bytes[i] for i in self.order]
+        self.data = data
+        n = len(data)
+        self.lens: IntpArray = np.fromiter((len(b) for b in data), dtype=np.intp, count=n)
+        self.offs: IntpArray = np.zeros(n, dtype=np.intp)
+        if n > 1:
+            np.cumsum(self.lens[:-1], out=self.offs[1:])
+        self.flat = np.frombuffer(b"".join(data), dtype=np.uint8)
+        self.alphabet = _spellable(index)
+        # lcp[r]: the bytes token r shares with token r - 1 (sorted order), so tokens
+        # sharing a q-byte prefix are the runs with lcp >= q.
+        lcp = np.zeros(n, dtype=np.intp)
+        if n > 1:
+            idx = np.arange(1, n)
+            k = 0
+            while idx.size:
+                a, b = idx - 1, idx
+                ok = (self.lens[a] > k) & (self.lens[b] > k)
+                idx = idx[ok]
+                same = self.flat[self.offs[idx - 1] + k] == self.flat[self.offs[idx] + k]
+                idx = idx[same]
+                lcp[idx] += 1
+                k += 1
+        self.lcp = lcp
+
+    def walk(self, dfa: Dfa, state: int, lo: int, hi: int, off: int) -> tuple[IntpArray, IntpArray, IntpArray]:
+        """The tokens of ranks ``[lo, hi)`` (all of them extend the same ``off``
+        bytes) walked through ``dfa`` from ``state`` starting at byte ``off``:
+        ``(ranks alive to their end, crossing ranks, crossing positions)``, a
+        crossing being an accepting state strictly inside the token (module notes)."""
+        trans, accepting, lens, flat, offs = dfa.trans, dfa.accepting, self.lens, self.flat, self.offs
+        idx = np.arange(lo, hi, dtype=np.intp)
+        ended: list[IntpArray] = []
+        if off and idx.size and lens[lo] == off:
+            ended.append(idx[:1])  # the token that is exactly the prefix (sorted first)
+            idx = idx[1:]
+        st = trans[state][flat[offs[idx] + off]]
+        alive = st >= 0
+        idx, st = idx[alive], st[alive]
+        cross_r: list[IntpArray] = []
+        cross_q: list[IntpArray] = []
+        p = off + 1
+        while idx.size:
+            done = lens[idx] == p
+            if done.any():
+                ended.append(idx[done])
+                keep = ~done
+                idx, st = idx[keep], st[keep]
+            acc = accepting[st]
+            if acc.any():
+                cross_r.append(idx[acc])
+                cross_q.append(np.full(int(acc.sum()), p, dtype=np.intp))
+            st = trans[st, flat[offs[idx] + p]]
+            alive = st >= 0
+            if not alive.all():
+                idx, st = idx[alive], st[alive]
+            p += 1
+        empty = np.zeros(0, dtype=np.intp)
+        return (
+            np.concatenate(ended) if ended else empty,
+            np.concatenate(cross_r) if cross_r else empty,
+            np.concatenate(cross_q) if cross_q else empty,
+        )
+
+    def group_starts(self, ranks: IntpArray, q: int, lo: int, hi: int) -> IntpArray:
+        """For sorted ``ranks`` in ``[lo, hi)``: the first rank of the run of tokens
+        that share each one's first ``q`` bytes."""
+        seg = self.lcp[lo:hi]
+        marks = np.where(seg < q, np.arange(lo, hi, dtype=np.intp), lo)
+        marks[0] = lo
+        starts: IntpArray = np.maximum.accumulate(marks)[ranks - lo]
+        return starts
+
+
+def _spellable(index: VocabIndex) -> tuple[tuple[int, int], ...] | None:
+    """The characters the vocabulary can spell (module notes): None (all) when every
+    byte a UTF-8 text can hold is a one-byte token; else the characters that are
+    whole tokens by themselves."""
+    trie = index.trie
+    if all(bytes((b,)) in trie for b in range(0xF5) if b not in (0xC0, 0xC1)):
+        return None
+    chars: set[int] = set()
+    for data in index.token_bytes:
+        if 0 < len(data) <= 4:
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            if len(text) == 1:
+                chars.add(ord(text))
+    ranges: list[tuple[int, int]] = []
+    for c in sorted(chars):
+        if ranges and ranges[-1][1] + 1 == c:
+            ranges[-1] = (ranges[-1][0], c)
+        else:
+            ranges.append((c, c))
+    return tuple(ranges)
+
+
+_walkers: Final = PerIndex(_Walker)
+
+
+class _Compiled:
+    """A grammar compiled for one vocabulary: the parser, the walker, the walk cache
+    and whether crossings can matter (not for a single lexeme)."""
+
+    def __init__(self, grammar: Grammar, walker: _Walker, *, single_lexeme: bool) -> None:
+        self.grammar = grammar
+        self.walker = walker
+        self.single_lexeme = single_lexeme
+        self._walks: dict[tuple[int, int, int, int, int], tuple[IntpArray, IntpArray, IntpArray]] = {}
+
+    def walk(self, terminal: int, state: int, lo: int, hi: int, off: int) -> tuple[IntpArray, IntpArray, IntpArray]:
+        key = (terminal, state, lo, hi, off)
+        found = self._walks.get(key)
+        if found is None:
+            # Two threads may both compute it: the same value, so no lock.
+            found = self._walks[key] = self.walker.walk(self.grammar.dfas[terminal], state, lo, hi, off)
+        return found
+
+    def words(self, s: ESet) -> Int32Array:
+        """The packed mask of the tokens allowed after set ``s`` (EOS aside), cached."""
+        cached = s.cache
+        if isinstance(cached, np.ndarray):
+            return cached
+        w = self.walker
+        allowed = np.zeros(len(w.order), dtype=np.bool_)
+        self._resolve(s, allowed, 0, len(w.order), 0, set())
+        mask = np.zeros(w.n_vocab, dtype=np.bool_)
+        mask[w.order[allowed]] = True
+        words = pack_bitmask(mask)
+        s.cache = words
+        return words
+
+    def _resolve(
+        self, s: ESet, allowed: npt.NDArray[np.bool_], lo: int, hi: int, off: int, seen: set[tuple[int, int, int]]
+    ) -> None:
+        """Mark in ``allowed`` (per rank) the tokens of ``[lo, hi)``, which share
+        their first ``off`` bytes, whose remaining bytes set ``s`` (the set after those
+        bytes) takes without dying. Tokens alive through one lexeme come from the
+        cached walks; crossing candidates are grouped by the prefix up to the lexeme
+        end, and each group recurses from the set after that prefix (one
+        ``ESet.run`` per group, not per token)."""
+        cand_r: list[IntpArray] = []
+        cand_q: list[IntpArray] = []
+        for terminal, state in s.pairs:
+            ended, cr, cq = self.walk(terminal, state, lo, hi, off)
+            allowed[ended] = True
+            if cr.size:
+                cand_r.append(cr)
+                cand_q.append(cq)
+        if self.single_lexeme or not cand_r:
+            return
+        r = np.concatenate(cand_r)
+        q = np.concatenate(cand_q)
+        keep = ~allowed[r]
+        r, q = r[keep], q[keep]
+        w = self.walker
+        for qv in np.unique(q).tolist():
+            rs = np.unique(r[q == qv])
+            for g in np.unique(w.group_starts(rs, qv, lo, hi)).tolist():
+                prefix = w.data[g][:qv]
+                nxt = s.run(prefix[off:])
+                if nxt is not None:
+                    glo, ghi = w.extensions(prefix)
+                    # The same set and group via another lexeme split: done once.
+                    key = (id(nxt), glo, qv)
+                    if key not in seen:
+                        seen.add(key)
+                        self._resolve(nxt, allowed, glo, ghi, qv, seen)
+
+
+#: A grammar constraint's value: (the Earley set, whether EOS was accepted).
+_GState = tuple[ESet, bool]
+
+
+class GrammarConstraint(Constraint[_GState]):
+    """The output, as UTF-8, is a text of a regex or grammar, then ``eos_id`` if given
+    (module notes). ``can_end``: the output so far is complete."""
+
+    __slots__ = ("_compiled", "eos_id")
+
+    def __init__(self, index: VocabIndex, compiled: _Compiled, eos_id: int | None) -> None:
+        super().__init__(index, (compiled.grammar.initial, False))
+        self._compiled = compiled
+        self.eos_id = eos_id
+
+    def _allowed(self, value: _GState) -> Allowed:
+        s, ended = value
+        if ended or self._done(value):
+            return Allowed(everything=True)
+        ids = (self.eos_id,) if s.can_end and self.eos_id is not None else ()
+        return Allowed(everything=False, ids=ids, words=self._compiled.words(s))
+
+    def _step(self, value: _GState, token_id: int) -> _GState | None:
+        s, ended = value
+        if ended or self._done(value):
+            return value
+        if token_id == self.eos_id:
+            return (s, True) if s.can_end else None
+        data = self.index.token_bytes[token_id]
+        if not data:
+            return None  # a special token, or an id without text
+        nxt = s.run(data)
+        return None if nxt is None else (nxt, False)
+
+    def _done(self, value: _GState) -> bool:
+        s, ended = value
+        # Without an EOS id, a complete output that nothing can extend ends it.
+        return ended or (self.eos_id is None and s.can_end and not s.scans)
+
+    def _can_end(self, value: _GState) -> bool:
+        return value[0].can_end
+
+
+class _Compiler:
+    """Per vocabulary index: an LRU of compiled grammars keyed by their source."""
+
+    def __init__(self, index: VocabIndex) -> None:
+        self.walker = _walkers(index)
+        self._lru: OrderedDict[tuple[object, ...], _Compiled] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[object, ...], build: Callable[[_Walker], _Compiled]) -> _Compiled:
+        with self._lock:
+            found = self._lru.get(key)
+            if found is not None:
+                self._lru.move_to_end(key)
+                return found
+        found = build(self.walker)
+        with self._lock:
+            self._lru[key] = found
+            while len(self._lru) > _CACHE_SIZE:
+                self._lru.popitem(last=False)
+        return found
+
+
+_compilers: Final = PerIndex(_Compiler)
+
+
+def _prefix_bytes(prefix: bytes | Healing) -> bytes:
+    """The raw bytes the output must start with, checked as a UTF-8 continuation of
+    the kept prompt (a ``Healing`` may start inside a character)."""
+    if isinstance(prefix, Healing):
+        state, data = prefix.utf8_state, prefix.prefix
+    elif isinstance(prefix, (bytes, bytearray)):
+        state, data = ACCEPT, bytes(prefix)
+    else:
+        raise TypeError(f"prefix must be bytes or a Healing, not {type(prefix).__name__}")
+    end = states_along(state, data)[-1]
+    if end == REJECT:
+        raise TokstreamError(f"the prefix {data!r} is not valid UTF-8: {describe_invalid(state, data)}")
+    if end != ACCEPT:
+        raise TokstreamError(
+            f"the prefix {data!r} ends inside a character, so no text of the grammar can follow it; "
+            "pass whole characters"
+        )
+    return data
+
+
+def _constraint(
+    tok: Tokenizer,
+    key: tuple[object, ...],
+    build: Callable[[tuple[tuple[int, int], ...] | None, bytes], tuple[Grammar, bool]],
+    eos_id: int | None,
+    prefix: bytes | Healing,
+) -> GrammarConstraint:
+    index = tok.vocab.index
+    if eos_id is not None:
+        eos_id = check_id(eos_id, tok.name, index.n_vocab)
+    data = _prefix_bytes(prefix)
+
+    def compile_for(walker: _Walker) -> _Compiled:
+        grammar, single = build(walker.alphabet, data)
+        return _Compiled(grammar, walker, single_lexeme=single)
+
+    compiled = _compilers(index).get((*key, data), compile_for)
+    return GrammarConstraint(index, compiled, eos_id)
+
+
+def regex_constraint(
+    tok: Tokenizer, pattern: str, *, eos_id: int | None = None, prefix: bytes | Healing = b""
+) -> GrammarConstraint:
+    """A constraint: the output's bytes, decoded as UTF-8, fully match ``pattern``
+    (Python ``re`` syntax and semantics for ``str`` patterns, regular constructs only:
+    ``regex.parse_regex``), then ``eos_id`` if given. ``prefix`` (bytes, or a
+    ``Healing`` from ``heal``) is reproduced first; the pattern applies after it.
+
+    Non-regular constructs raise ``UnsupportedGrammarError`` naming the construct and
+    its offset; a pattern no text the vocabulary can spell matches raises
+    ``TokstreamError``.
+
+    >>> import tokstream
+    >>> tok = tokstream.load("cl100k_base")
+    >>> c = regex_constraint(tok, r"[0-9]{4}-[0-9]{2}", eos_id=100257)
+    >>> c.accept(tok.encode("2024")[0]), c.accept(tok.encode("-12")[0]), c.can_end
+    (True, False, False)
+    """
+    if not isinstance(pattern, str):
+        raise TypeError(f"pattern must be a str, not {type(pattern).__name__}")
+    from .regex import parse_regex
+
+    tree = parse_regex(pattern)
+
+    def build(alphabet: tuple[tuple[int, int], ...] | None, data: bytes) -> tuple[Grammar, bool]:
+        g = Grammar({"start": (("$regex",),)}, {"$regex": tree}, "start", alphabet=alphabet, prefix=data)
+        return g, not data  # one lexeme, unless a prefix comes first
+
+    return _constraint(tok, ("regex", pattern), build, eos_id, prefix)
+
+
+def grammar_constraint(
+    tok: Tokenizer, grammar: str, *, eos_id: int | None = None, prefix: bytes | Healing = b""
+) -> GrammarConstraint:
+    """A constraint: the output, as UTF-8, is a text of the Lark-style context-free
+    ``grammar`` (``lark.parse_lark``: rules, ``"literals"``, ``/regex/`` terminals,
+    ``| * + ? ( ) [ ]``, named terminals, ``%ignore``, ``%import common``), starting at
+    rule ``start``, then ``eos_id`` if given. ``prefix`` is reproduced first.
+
+    Unknown syntax raises ``UnsupportedGrammarError`` with its line and column.
+
+    >>> import tokstream
+    >>> tok = tokstream.load("cl100k_base")
+    >>> c = grammar_constraint(tok, 'start: "[" [start ("," start)*] "]"')
+    >>> [c.accept(i) for i in tok.encode("[[],[[]]]")], c.can_end
+    ([True, True, True, True], True)
+    """
+    if not isinstance(grammar, str):
+        raise TypeError(f"grammar must be a str, not {type(grammar).__name__}")
+    from .lark import parse_lark
+
+    cfg = parse_lark(grammar)
+
+    def build(alphabet: tuple[tuple[int, int], ...] | None, data: bytes) -> tuple[Grammar, bool]:
+        g = Grammar(cfg.rules, cfg.terminals, cfg.start, ignore=cfg.ignore, alphabet=alphabet, prefix=data)
+        return g, False
+
+    return _constraint(tok, ("lark", grammar), build, eos_id, prefix)

@@ -1,0 +1,298 @@
+"""An Earley parser over bytes whose terminals are byte-level DFAs (``automaton``).
+
+The language of a ``Cfg`` (``lark``) is scannerless: the strings derivable from the
+start rule with every terminal replaced by any string of its regex, and the
+``%ignore`` terminals allowed before, between and after terminals. Lexing is part of
+parsing: a terminal's lexeme may end at any byte where its DFA accepts *or* go on,
+and Earley keeps both readings, so no maximal-munch rule cuts a valid text (this is
+what ``lark``'s Earley parser with ``lexer="dynamic_complete"`` accepts).
+
+An Earley set (``ESet``) holds
+
+- *items* ``(rule, dot, origin)``: the usual dotted rules, ``origin`` the set where
+  the rule started (None inside a set: "this set");
+- *scans* ``(rule, dot, origin, state)``: an item whose next symbol is terminal ``t``,
+  with ``t``'s DFA in ``state`` after the bytes read of the lexeme so far.
+
+A byte advances every scan's DFA (dead ones drop out); a scan in an accepting state
+completes its terminal (the item moves past it), then prediction and completion close
+the set. Nullable symbols are advanced at prediction (Aycock and Horspool), so a
+completion never has to revisit its own set. The set after a byte depends only on
+the scans that survive it, so sets are hash-consed on those scans (``Grammar.intern``):
+reading bytes that loop a DFA state (inside a string, a number) returns the *same*
+set, and whatever is cached on a set (its token mask) is reused.
+
+Exactness rests on three facts checked at compile time: every DFA state is live
+(``automaton``), every rule left is productive (unproductive ones are dropped), and
+every item of a set is reachable from the start with the bytes read. So a set with a
+scan left can be completed: "not dead" is "some continuation completes the output".
+
+Cost: a byte costs O(scans) DFA steps plus the closure of the new set (O(items x
+rules per symbol)); ``ESet.step`` memoises per byte, so bytes already seen from a set
+cost one dict lookup. Sets live as long as a constraint state or another set holds
+them (the intern table is weak).
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Mapping
+from typing import Any, Final, Optional
+
+from ...errors import TokstreamError, UnsupportedGrammarError
+from .automaton import Dfa, compile_dfa
+from .nodes import Alt, Node, Repeat
+
+__all__ = ["ESet", "Grammar"]
+
+#: A dotted item: (rule id, dot, origin set or None for "this set").
+Item = tuple[int, int, Optional["ESet"]]
+#: A scan: (rule id, dot, origin set, DFA state of the terminal after rule.rhs[dot]).
+Scan = tuple[int, int, Optional["ESet"], int]
+
+
+class Grammar:
+    """A compiled grammar: rules over integer symbols (``>= 0`` nonterminals, ``< 0``
+    terminal ``~t``), a DFA per terminal, and the parser's tables.
+
+    ``Grammar(rules, terminals, start, ignore=(), alphabet=None, prefix=b"")``:
+    ``rules`` maps a nonterminal name to its alternatives (tuples of symbol names; a
+    name in ``terminals`` is a terminal); ``terminals`` maps names to regex trees;
+    ``ignore`` names terminals that may appear before, between and after terminals;
+    ``alphabet`` restricts every terminal to characters the vocabulary can spell;
+    ``prefix`` is raw bytes the output starts with, before the start rule.
+    """
+
+    def __init__(
+        self,
+        rules: Mapping[str, tuple[tuple[str, ...], ...]],
+        terminals: Mapping[str, Node],
+        start: str,
+        *,
+        ignore: tuple[str, ...] = (),
+        alphabet: tuple[tuple[int, int], ...] | None = None,
+        prefix: bytes = b"",
+    ) -> None:
+        if start not in rules:
+            raise UnsupportedGrammarError(f"the grammar has no rule {start!r} to start from")
+        self.dfas: list[Dfa] = []
+        self.terminal_names: list[str] = []
+        term_id: dict[str, int] = {}
+
+        def terminal(name: str, tree: Node | Dfa) -> int:
+            dfa = tree if isinstance(tree, Dfa) else compile_dfa(tree, alphabet)
+            term_id[name] = len(self.dfas)
+            self.terminal_names.append(name)
+            self.dfas.append(dfa if dfa is not None else _EMPTY_DFA)
+            self._empty.append(dfa is None)
+            return ~term_id[name]
+
+        self._empty: list[bool] = []
+        for name, tree in terminals.items():
+            terminal(name, tree)
+        nt_id: dict[str, int] = {name: k for k, name in enumerate(rules)}
+        names = list(rules)
+        ws: list[int] = []
+        if ignore:
+            for name in ignore:
+                if name not in terminals:
+                    raise UnsupportedGrammarError(f"%ignore names {name!r}, which is not a terminal")
+            # One terminal for a whole run of ignored text, (I1|I2|...)+, optional
+            # after every terminal: the same language as any number of ignored
+            # lexemes, without the ambiguity of splitting a run of spaces (which
+            # would make every space a new Earley origin).
+            run = terminal("$ignore", Repeat(Alt(tuple(terminals[n] for n in ignore)), 1, None))
+            nt_id["$ignore"] = len(names)
+            names.append("$ignore")
+            ws = [nt_id["$ignore"]]
+
+        def symbol(name: str) -> int:
+            if name in term_id:
+                return ~term_id[name]
+            if name in nt_id:
+                return nt_id[name]
+            raise UnsupportedGrammarError(f"the grammar uses {name!r}, which is neither a rule nor a terminal")
+
+        self.rules: list[tuple[int, tuple[int, ...]]] = []
+        for name, alternatives in rules.items():
+            for alt in alternatives:
+                rhs: list[int] = []
+                for sym in alt:
+                    s = symbol(sym)
+                    rhs.append(s)
+                    if s < 0 and ws:
+                        rhs.extend(ws)  # ignorable text after every terminal
+                self.rules.append((nt_id[name], tuple(rhs)))
+        if ws:
+            self.rules.append((ws[0], (run,)))
+            self.rules.append((ws[0], ()))
+        head: list[int] = []
+        if prefix:
+            head.append(terminal("$prefix", _bytes_dfa(prefix)))
+        self.start = len(names)
+        names.append("$start")
+        self.rules.append((self.start, (*head, *ws, nt_id[start])))
+        self.names = names
+        self._prune()
+        self.by_lhs: list[list[int]] = [[] for _ in names]
+        for r, (lhs, _) in enumerate(self.rules):
+            self.by_lhs[lhs].append(r)
+        self.nullable = self._nullable()
+        self._intern: weakref.WeakValueDictionary[frozenset[Scan], ESet] = weakref.WeakValueDictionary()
+        self._lock = threading.Lock()
+        self.initial = ESet.closure(self, [], [(r, 0, None) for r in self.by_lhs[self.start]])
+
+    def _prune(self) -> None:
+        """Drop the rules that use an unproductive symbol (a terminal nothing can
+        spell, a rule that derives no finite string); raise when the start is one."""
+        productive = [False] * len(self.names)
+        changed = True
+        while changed:
+            changed = False
+            for lhs, rhs in self.rules:
+                if not productive[lhs] and all(
+                    productive[s] if s >= 0 else not self._empty[~s] for s in rhs
+                ):
+                    productive[lhs] = changed = True
+        if not productive[self.start]:
+            raise TokstreamError(
+                "the grammar matches no text this vocabulary can spell (every derivation needs a "
+                "character no token sequence produces, or never ends)"
+            )
+        self.rules = [
+            (lhs, rhs)
+            for lhs, rhs in self.rules
+            if productive[lhs] and all(productive[s] if s >= 0 else not self._empty[~s] for s in rhs)
+        ]
+
+    def _nullable(self) -> list[bool]:
+        nullable = [False] * len(self.names)
+        changed = True
+        while changed:
+            changed = False
+            for lhs, rhs in self.rules:
+                if not nullable[lhs] and all(nullable[s] if s >= 0 else self.dfas[~s].nullable for s in rhs):
+                    nullable[lhs] = changed = True
+        return nullable
+
+    def intern(self, scans: frozenset[Scan]) -> ESet | None:
+        """The set whose surviving scans are ``scans`` (one object per distinct scans)."""
+        if not scans:
+            return None
+        found = self._intern.get(scans)
+        if found is None:
+            with self._lock:
+                found = self._intern.get(scans)
+                if found is None:
+                    found = ESet.closure(self, list(scans), [])
+                    self._intern[scans] = found
+        return found
+
+
+def _bytes_dfa(data: bytes) -> Dfa:
+    """A DFA matching exactly ``data`` as raw bytes (a healed prompt's removed text,
+    which may start inside a character)."""
+    import numpy as np
+
+    n = len(data) + 1
+    rows = [[-1] * 256 for _ in range(n)]
+    for i, b in enumerate(data):
+        rows[i][b] = i + 1
+    acc = np.zeros(n, dtype=np.bool_)
+    acc[-1] = True
+    return Dfa(np.asarray(rows, dtype=np.int32), tuple(tuple(r) for r in rows), acc, n)
+
+
+_UNSEEN: Final = object()  # ESet.step's "not memoised yet" (None means dead)
+_EMPTY_DFA = _bytes_dfa(b"")  # placeholder of an empty terminal (its rules are pruned)
+
+
+class ESet:
+    """One Earley set (module notes). ``scans`` drive the next byte; ``can_end`` says
+    the start rule is complete here; ``step(b)`` / ``run(data)`` give the next set or
+    None (dead). ``cache`` holds what the constraint layer derives (its mask)."""
+
+    __slots__ = ("__weakref__", "_next", "cache", "can_end", "grammar", "items", "pairs", "scans", "waiting")
+
+    def __init__(self, grammar: Grammar) -> None:
+        self.grammar = grammar
+        self.items: set[Item] = set()
+        self.scans: set[Scan] = set()
+        self.waiting: dict[int, list[Item]] = {}
+        self.can_end = False
+        self._next: dict[int, Any] = {}
+        self.cache: object = None
+        self.pairs: tuple[tuple[int, int], ...] = ()
+
+    @staticmethod
+    def closure(grammar: Grammar, scans: list[Scan], seeds: list[Item]) -> ESet:
+        """The set holding ``scans`` and ``seeds``, closed under prediction and
+        completion."""
+        s = ESet(grammar)
+        rules, dfas, nullable, by_lhs = grammar.rules, grammar.dfas, grammar.nullable, grammar.by_lhs
+        items, waiting = s.items, s.waiting
+        agenda: list[Item] = []
+
+        def add(item: Item) -> None:
+            if item not in items:
+                items.add(item)
+                agenda.append(item)
+
+        for scan in scans:
+            s.scans.add(scan)
+            r, dot, origin, state = scan
+            if dfas[~rules[r][1][dot]].accepting[state]:
+                add((r, dot + 1, origin))
+        for item in seeds:
+            add(item)
+        while agenda:
+            r, dot, origin = item = agenda.pop()
+            lhs, rhs = rules[r]
+            if dot == len(rhs):
+                if lhs == grammar.start:
+                    s.can_end = True
+                if origin is None:
+                    continue  # an empty derivation here: nullable, advanced at prediction
+                for r2, d2, o2 in origin.waiting.get(lhs, ()):
+                    add((r2, d2 + 1, origin if o2 is None else o2))
+                continue
+            sym = rhs[dot]
+            if sym >= 0:
+                first = sym not in waiting
+                waiting.setdefault(sym, []).append(item)
+                if first:
+                    for r2 in by_lhs[sym]:
+                        add((r2, 0, None))
+                if nullable[sym]:
+                    add((r, dot + 1, origin))
+            else:
+                s.scans.add((r, dot, origin, 0))
+                if dfas[~sym].nullable:
+                    add((r, dot + 1, origin))
+        s.pairs = tuple(sorted({(~rules[r][1][dot], state) for r, dot, _, state in s.scans}))
+        return s
+
+    def step(self, byte: int) -> ESet | None:
+        """The set after one more byte, or None when no scan survives it."""
+        nxt = self._next.get(byte, _UNSEEN)
+        if nxt is not _UNSEEN:
+            return nxt
+        rules, dfas = self.grammar.rules, self.grammar.dfas
+        moved: set[Scan] = set()
+        for r, dot, origin, state in self.scans:
+            t = dfas[~rules[r][1][dot]].rows[state][byte]
+            if t >= 0:
+                moved.add((r, dot, self if origin is None else origin, t))
+        found = self.grammar.intern(frozenset(moved))
+        self._next[byte] = found
+        return found
+
+    def run(self, data: bytes) -> ESet | None:
+        """The set after ``data``, or None (dead)."""
+        cur: ESet | None = self
+        for b in data:
+            if cur is None:
+                return None
+            cur = cur.step(b)
+        return cur
