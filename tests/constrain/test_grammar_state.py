@@ -1,0 +1,198 @@
+"""Regex and grammar constraints as values: accept / rollback / fork / refused accept,
+``TokenMasker.draft_masks`` over them, errors for what the engine cannot take, and
+token healing followed by a regex.
+
+Every expectation is a mask recorded from the same constraint on another path (the
+algebra must make paths commute), ``re.fullmatch``, or the Earley oracle
+(``grammar_oracle``) — never a hard-coded output of the engine.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from typing import Any
+
+import numpy as np
+import pytest
+from grammar_oracle import GRAMMARS, REGEXES, eos_of, regex_oracle, walk
+from helpers import fixture_tokenizer
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import hyp_settings
+
+import tokstream
+from tokstream.errors import UnsupportedGrammarError
+
+TIDS = ("o200k_base", "hf/llama3_tokenizer.json", "hf/mistral_7b_v1_tokenizer.json")
+
+
+def _make(tid: str, kind: str, name: str) -> Any:
+    tok = fixture_tokenizer(tid)
+    if kind == "regex":
+        return tokstream.regex_constraint(tok, REGEXES[name], eos_id=eos_of(tid))
+    return tokstream.grammar_constraint(tok, GRAMMARS[name], eos_id=eos_of(tid))
+
+
+def _state(c: Any) -> tuple[bytes, bool, int]:
+    """A constraint's observable state: its mask (as bytes), ``can_end``, ``accepted``."""
+    return c.allowed_ids().tobytes(), bool(c.can_end), c.accepted
+
+
+_CASES = [("regex", n) for n in sorted(REGEXES)] + [("grammar", n) for n in sorted(GRAMMARS)]
+
+
+@pytest.mark.parametrize("tid", TIDS)
+@hyp_settings(25)
+@given(case=st.sampled_from(_CASES), seed=st.integers(0, 2**32 - 1), steps=st.integers(1, 8))
+def test_accept_rollback_fork_refuse(tid: str, case: tuple[str, str], seed: int, steps: int) -> None:
+    """Rolling back restores every earlier state; a fork moves independently of its
+    source; a refused id (and EOS before the output can end) changes nothing."""
+    rng = random.Random(seed)
+    eos = eos_of(tid)
+    n = fixture_tokenizer(tid).n_vocab
+    c = _make(tid, *case)
+    states = [_state(c)]
+    taken: list[int] = []
+    for _ in range(steps):
+        allowed = [int(i) for i in c.allowed_ids() if i != eos]
+        if not allowed:
+            break
+        refused = rng.choice(sorted(set(range(n)) - set(c.allowed_ids().tolist())))
+        before = _state(c)
+        assert not c.accept(refused)
+        assert _state(c) == before, f"refused id {refused} changed the state"
+        t = rng.choice(allowed)
+        assert c.accept(t)
+        taken.append(t)
+        states.append(_state(c))
+    # fork at a random point: moving the fork leaves the source as it was, and back
+    k = rng.randrange(len(taken) + 1)
+    c.rollback(len(taken) - k)
+    assert _state(c) == states[k]
+    f = c.fork()
+    for t in taken[k:]:
+        assert f.accept(t)
+    assert _state(f) == states[-1]
+    assert _state(c) == states[k]
+    for t in taken[k:]:
+        assert c.accept(t)
+    f.rollback(len(taken))
+    assert _state(f) == states[0] and _state(c) == states[-1]
+    # one step at a time, back to the start
+    for j in range(len(taken), 0, -1):
+        assert _state(c) == states[j]
+        c.rollback()
+    assert _state(c) == states[0]
+
+
+@pytest.mark.parametrize("tid", TIDS)
+@pytest.mark.parametrize("name", ["date", "email", "quoted"])
+def test_draft_masks_equal_sequential_masks(tid: str, name: str) -> None:
+    """``draft_masks`` over a regex constraint: row j is the mask after the first j
+    draft ids; after a refused draft id every later row is all False; the constraint
+    itself is unchanged."""
+    masker = tokstream.TokenMasker(fixture_tokenizer(tid))
+    eos = eos_of(tid)
+    rng = random.Random(name)
+    for trial in range(4):
+        c = _make(tid, "regex", name)
+        ref = c.fork()
+        draft: list[int] = []
+        rows = [masker.mask(ref)]
+        for _ in range(5):
+            allowed = [int(i) for i in ref.allowed_ids() if i != eos]
+            if not allowed:
+                break
+            draft.append(rng.choice(allowed))
+            assert ref.accept(draft[-1])
+            rows.append(masker.mask(ref))
+        bad_at = None
+        if trial % 2 and draft:
+            bad_at = rng.randrange(len(draft))
+            c2 = c.fork()
+            for t in draft[:bad_at]:
+                assert c2.accept(t)
+            draft[bad_at] = int(np.flatnonzero(~masker.mask(c2))[0])  # a refused id
+        before = _state(c)
+        got = masker.draft_masks(c, draft)
+        assert _state(c) == before
+        assert got.shape == (len(draft) + 1, masker.n_vocab)
+        for j in range(len(draft) + 1):
+            if bad_at is not None and j > bad_at:
+                assert not got[j].any(), f"row {j} after the refused draft id at {bad_at} is not all False"
+            else:
+                assert np.array_equal(got[j], rows[j]), f"row {j} differs from the sequential mask"
+
+
+# -- what the engine cannot take --------------------------------------------------------------------
+
+_BAD_REGEXES = [
+    ("ab(?=c)", "(?="),  # lookahead
+    ("(a)b\\1", "\\1"),  # backreference
+    ("x(?<=x)y", "(?<="),  # lookbehind
+    ("ab(c", "("),  # unbalanced
+    ("a{3,1}", "{"),  # bad repeat
+]
+
+
+@pytest.mark.parametrize(("pattern", "marker"), _BAD_REGEXES)
+def test_regex_errors_have_offsets(pattern: str, marker: str) -> None:
+    """Non-regular or malformed patterns raise ``UnsupportedGrammarError`` whose
+    offset points into the offending construct's span."""
+    tok = fixture_tokenizer("o200k_base")
+    with pytest.raises(UnsupportedGrammarError) as info:
+        tokstream.regex_constraint(tok, pattern)
+    e = info.value
+    at = pattern.index(marker)
+    assert e.offset is not None and at <= e.offset <= len(pattern), (pattern, e.offset, str(e))
+
+
+_BAD_GRAMMARS = [
+    ('start: item\nitem: "a" missing\n', 2),  # an undefined rule
+    ('start: "a"\nitem: "b\n', 2),  # an unterminated string
+    ("start: A\nA: /a(?=b)/\n", 2),  # a lookahead in a terminal
+    ('start: "a"\n\nitem: ) "b"\n', 3),  # a stray parenthesis
+]
+
+
+@pytest.mark.parametrize(("text", "line"), _BAD_GRAMMARS)
+def test_grammar_errors_have_lines(text: str, line: int) -> None:
+    """Malformed grammars raise ``UnsupportedGrammarError`` naming the line."""
+    tok = fixture_tokenizer("o200k_base")
+    with pytest.raises(UnsupportedGrammarError) as info:
+        tokstream.grammar_constraint(tok, text)
+    assert info.value.line == line, (text, info.value.line, str(info.value))
+
+
+def test_grammar_without_start_raises() -> None:
+    """A grammar with no ``start`` rule is refused."""
+    with pytest.raises(UnsupportedGrammarError):
+        tokstream.grammar_constraint(fixture_tokenizer("o200k_base"), 'item: "a"\n')
+
+
+# -- token healing, then a regex ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("tid", TIDS)
+@pytest.mark.parametrize("seed", range(3))
+def test_heal_then_regex(tid: str, seed: int) -> None:
+    """``heal`` backs off the word cut short ("Par"); ``regex_constraint(...,
+    prefix=healing)`` first reproduces the removed bytes, then the pattern: every
+    state equals the oracle of ``<removed bytes><pattern>``, and the generated text
+    ends up as the prompt plus a match."""
+    tok = fixture_tokenizer(tid)
+    prompt = "The capital city is Par"
+    ids = tok.encode(prompt)
+    h = tokstream.heal(tok, ids, max_backoff=2)
+    assert h.removed >= 1 and h.prefix.endswith(b"Par"), (h.removed, h.prefix)
+    pattern = r"(is|ma|eto)( [A-Z][a-z]+)?"
+    eos = eos_of(tid)
+    c = tokstream.regex_constraint(tok, pattern, eos_id=eos, prefix=h)
+    oracle = regex_oracle(re.escape(h.prefix.decode()) + "(?:" + pattern + ")")
+    out, ended = walk(c, oracle, tid, seed, eos=eos, steps=12, p_eos=0.5)
+    assert out.startswith(h.prefix) or h.prefix.startswith(out)
+    if ended:
+        assert re.fullmatch(pattern, out[len(h.prefix) :].decode())
+        # the kept prompt plus the output is the whole prompt, then a match
+        assert tok.decode_bytes(h.prompt_ids) + out == tok.decode_bytes(ids) + out[len(h.prefix) :]

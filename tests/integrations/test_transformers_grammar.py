@@ -1,0 +1,54 @@
+"""A regex constraint in a real transformers ``generate``: ``ConstraintLogitsProcessor``
+over ``tokstream.regex_constraint`` with a tiny random GPT-2 over o200k_base's
+vocabulary; every generated row, up to EOS, fullmatches the regex (``re``).
+
+Needs torch and transformers (optional extras, absent in CI: the module skips there,
+as ``test_transformers_integration.py`` does).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+import tokstream
+from tokstream.integrations.transformers import ConstraintLogitsProcessor
+
+TOK = tokstream.load("o200k_base")
+N = TOK.n_vocab
+PADDED = -(-N // 64) * 64 + 64  # padded embedding rows past the tokenizer's ids
+EOS = TOK.encode("<|endoftext|>", allowed_special="all")[0]
+
+
+def _text(ids: list[int]) -> str:
+    return b"".join(TOK.token_bytes(i) for i in ids).decode()
+
+
+@pytest.mark.parametrize("mode", ["sample", "beam"])
+@pytest.mark.parametrize("pattern", [r"\d{4}-\d{2}-\d{2}", r"(yes|no)( please)?", r"[a-c]{2,5}"])
+def test_generate_fullmatches_regex(mode: str, pattern: str) -> None:
+    """Sampled or beam-searched rows, cut at EOS, fullmatch the pattern."""
+    torch.manual_seed(0)
+    config = transformers.GPT2Config(vocab_size=PADDED, n_positions=64, n_embd=16, n_layer=1, n_head=2)
+    model = transformers.GPT2LMHeadModel(config).eval()
+    ids = TOK.encode("Answer:")
+    processor = ConstraintLogitsProcessor(TOK, tokstream.regex_constraint(TOK, pattern, eos_id=EOS))
+    kwargs: dict[str, Any] = {"do_sample": True} if mode == "sample" else {"num_beams": 3, "do_sample": False}
+    out = model.generate(
+        torch.tensor([ids, ids]),
+        attention_mask=torch.ones(2, len(ids), dtype=torch.long),
+        logits_processor=transformers.LogitsProcessorList([processor]),
+        max_new_tokens=48,
+        eos_token_id=EOS,
+        pad_token_id=EOS,
+        num_return_sequences=2,
+        **kwargs,
+    )
+    for row in out[:, len(ids) :].tolist():
+        assert EOS in row, f"no EOS within 48 tokens: {row}"  # every match is at most 40 bytes
+        assert re.fullmatch(pattern, _text(row[: row.index(EOS)])), row
