@@ -19,8 +19,10 @@ from .constrain import (
     Healing,
     TokenMasker,
     choice_constraint,
+    grammar_constraint,
     heal,
     prefix_constraint,
+    regex_constraint,
     unreachable_tokens,
     verify_draft,
 )
@@ -31,6 +33,7 @@ from .errors import (
     TokenizerFileError,
     TokstreamError,
     UnknownTokenizerError,
+    UnsupportedGrammarError,
 )
 from .stream import StreamDecoder, StreamEncoder, adecode, aencode
 from .tokenizer import Tokenizer
@@ -59,16 +62,19 @@ __all__ = [
     "TokenizerFileError",
     "TokstreamError",
     "UnknownTokenizerError",
+    "UnsupportedGrammarError",
     "adecode",
     "aencode",
     "choice_constraint",
     "count_pretokens",
     "extend",
     "extension_report",
+    "grammar_constraint",
     "heal",
     "load",
     "metrics",
     "prefix_constraint",
+    "regex_constraint",
     "train_bpe",
     "train_unigram",
     "train_wordpiece",

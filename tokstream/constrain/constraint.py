@@ -125,9 +125,10 @@ class Constraint(ABC, Generic[V]):
     def _done(self, value: V) -> bool:
         """Whether ``value`` restricts nothing any more."""
 
-    @abstractmethod
     def _can_end(self, value: V) -> bool:
-        """Whether the output so far is complete under ``value``."""
+        """Whether the output so far is complete under ``value`` (by default: when
+        nothing is restricted any more)."""
+        return self._done(value)
 
     # -- the public surface ------------------------------------------------------------
 
@@ -275,11 +276,9 @@ class PrefixConstraint(Constraint[_Prefix]):
         return None
 
     def _done(self, value: _Prefix) -> bool:
+        # Met at a character boundary: anything (or nothing) may follow, so this is
+        # also when the output can end (the inherited ``_can_end``).
         return not value[0] and value[1] == ACCEPT
-
-    def _can_end(self, value: _Prefix) -> bool:
-        # Met at a character boundary: anything (or nothing) may follow.
-        return self._done(value)
 
 
 def _prefix_spellable_from(index: VocabIndex, u: Utf8Index, prefix: bytes, states: list[int]) -> frozenset[int] | range:

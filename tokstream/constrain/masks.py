@@ -504,16 +504,14 @@ class TokenMasker:
             return out
         if a.words is not None:
             # A grammar state's cached bitmask: unpack it, then add the rest.
-            rest = Allowed(everything=False, slices=a.slices, ids=a.ids, utf8_state=a.utf8_state)
-            m = self._bool(rest, out) if (a.slices or a.ids) else None
             bits = unpack_bitmask(a.words, self.n_vocab)
-            if m is None:
-                if out is None:
-                    return bits
-                out[...] = bits
-                return out
-            m |= bits
-            return m
+            if a.slices or a.ids:
+                rest = Allowed(everything=False, slices=a.slices, ids=a.ids, utf8_state=a.utf8_state)
+                bits |= self._bool(rest, None)
+            if out is None:
+                return bits
+            out[...] = bits
+            return out
         big = [s for s in a.slices if s[1] - s[0] >= _BOOL_BIG]
         small = [s for s in a.slices if 0 < s[1] - s[0] < _BOOL_BIG]
         state = a.utf8_state

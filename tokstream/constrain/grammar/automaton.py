@@ -391,7 +391,7 @@ def _to_bytes(char_rows: list[dict[int, int]], accepting: list[bool], classes: _
         by_target: dict[int, list[int]] = {}
         for c, t in crow.items():
             by_target.setdefault(t, []).append(c)
-        tails = []
+        tails: list[tuple[tuple[tuple[int, int], ...], int]] = []
         for t, cls in by_target.items():
             ranges = _merged(sorted(r for c in cls for r in classes.ranges[c]))
             tails.extend((seq, t) for seq in _sequences(ranges))

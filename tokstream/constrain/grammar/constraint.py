@@ -69,6 +69,11 @@ __all__ = ["GrammarConstraint", "grammar_constraint", "regex_constraint"]
 Int32Array = npt.NDArray[np.int32]
 IntpArray = npt.NDArray[np.intp]
 
+#: At most this many crossing candidates are run one by one; more are grouped by
+#: the prefix up to the lexeme end and walked per group (module notes).
+_FEW_CROSSINGS: Final = 2
+#: At most this many crossing candidates of a walk are grouped in Python.
+_FEW_GROUPED: Final = 64
 #: Compiled grammars kept per vocabulary index (a server reuses a few patterns).
 _CACHE_SIZE: Final = 64
 
@@ -89,6 +94,11 @@ class _Walker:
         if n > 1:
             np.cumsum(self.lens[:-1], out=self.offs[1:])
         self.flat = np.frombuffer(b"".join(data), dtype=np.uint8)
+        # Tokens are sorted by bytes, so those opening with byte b are the ranks
+        # [by_first[b], by_first[b + 1]): a walk from the top starts with the slices
+        # of the bytes its state takes, not with a gather over every token.
+        first = self.flat[self.offs] if n else np.zeros(0, dtype=np.uint8)
+        self.by_first: IntpArray = np.searchsorted(first, np.arange(257)).astype(np.intp)
         self.alphabet = _spellable(index)
         # lcp[r]: the bytes token r shares with token r - 1 (sorted order), so tokens
         # sharing a q-byte prefix are the runs with lcp >= q.
@@ -112,14 +122,21 @@ class _Walker:
         ``(ranks alive to their end, crossing ranks, crossing positions)``, a
         crossing being an accepting state strictly inside the token (module notes)."""
         trans, accepting, lens, flat, offs = dfa.trans, dfa.accepting, self.lens, self.flat, self.offs
-        idx = np.arange(lo, hi, dtype=np.intp)
         ended: list[IntpArray] = []
-        if off and idx.size and lens[lo] == off:
-            ended.append(idx[:1])  # the token that is exactly the prefix (sorted first)
-            idx = idx[1:]
-        st = trans[state][flat[offs[idx] + off]]
-        alive = st >= 0
-        idx, st = idx[alive], st[alive]
+        row = trans[state]
+        if off == 0 and lo == 0 and hi == len(lens):
+            bounds = self.by_first
+            parts = [np.arange(bounds[b], bounds[b + 1], dtype=np.intp) for b in np.flatnonzero(row >= 0).tolist()]
+            idx = np.concatenate(parts) if parts else np.zeros(0, dtype=np.intp)
+            st = row[flat[offs[idx]]]
+        else:
+            idx = np.arange(lo, hi, dtype=np.intp)
+            if off and idx.size and lens[lo] == off:
+                ended.append(idx[:1])  # the token that is exactly the prefix (sorted first)
+                idx = idx[1:]
+            st = row[flat[offs[idx] + off]]
+            alive = st >= 0
+            idx, st = idx[alive], st[alive]
         cross_r: list[IntpArray] = []
         cross_q: list[IntpArray] = []
         p = off + 1
@@ -145,14 +162,15 @@ class _Walker:
             np.concatenate(cross_q) if cross_q else empty,
         )
 
-    def group_starts(self, ranks: IntpArray, q: int, lo: int, hi: int) -> IntpArray:
-        """For sorted ``ranks`` in ``[lo, hi)``: the first rank of the run of tokens
-        that share each one's first ``q`` bytes."""
-        seg = self.lcp[lo:hi]
-        marks = np.where(seg < q, np.arange(lo, hi, dtype=np.intp), lo)
-        marks[0] = lo
-        starts: IntpArray = np.maximum.accumulate(marks)[ranks - lo]
-        return starts
+    def group_cuts(self, ranks: IntpArray, q: int) -> IntpArray:
+        """For sorted distinct ``ranks``: the positions ``i`` where ``ranks[i]`` does
+        not share its first ``q`` bytes with ``ranks[i - 1]`` (some token between
+        them, or itself, has a shorter common prefix with its predecessor)."""
+        if ranks.size < 2:
+            return np.zeros(0, dtype=np.intp)
+        span = self.lcp[1 : int(ranks[-1]) + 1]  # span[j] = lcp[j + 1]
+        low = np.minimum.reduceat(span, ranks[:-1])
+        return np.flatnonzero(low < q) + 1
 
 
 def _spellable(index: VocabIndex) -> tuple[tuple[int, int], ...] | None:
@@ -183,6 +201,11 @@ def _spellable(index: VocabIndex) -> tuple[tuple[int, int], ...] | None:
 _walkers: Final = PerIndex(_Walker)
 
 
+#: Crossing candidates of one walk, grouped by the prefix up to the lexeme end:
+#: (prefix length q, the prefix's slice [lo, hi) of ranks, the candidates' ranks).
+_Group = tuple[int, int, int, IntpArray]
+
+
 class _Compiled:
     """A grammar compiled for one vocabulary: the parser, the walker, the walk cache
     and whether crossings can matter (not for a single lexeme)."""
@@ -191,14 +214,34 @@ class _Compiled:
         self.grammar = grammar
         self.walker = walker
         self.single_lexeme = single_lexeme
-        self._walks: dict[tuple[int, int, int, int, int], tuple[IntpArray, IntpArray, IntpArray]] = {}
+        self._walks: dict[tuple[int, int, int, int, int], tuple[IntpArray, list[_Group]]] = {}
 
-    def walk(self, terminal: int, state: int, lo: int, hi: int, off: int) -> tuple[IntpArray, IntpArray, IntpArray]:
+    def walk(self, terminal: int, state: int, lo: int, hi: int, off: int) -> tuple[IntpArray, list[_Group]]:
+        """The walker's walk, cached, with its crossing candidates grouped by prefix."""
         key = (terminal, state, lo, hi, off)
         found = self._walks.get(key)
         if found is None:
             # Two threads may both compute it: the same value, so no lock.
-            found = self._walks[key] = self.walker.walk(self.grammar.dfas[terminal], state, lo, hi, off)
+            w = self.walker
+            ended, cr, cq = w.walk(self.grammar.dfas[terminal], state, lo, hi, off)
+            groups: list[_Group] = []
+            if self.single_lexeme:
+                pass
+            elif cr.size <= _FEW_GROUPED:
+                # Few: group in Python (numpy's per-call cost would dominate).
+                by_prefix: dict[bytes, list[int]] = {}
+                for r, q in zip(cr.tolist(), cq.tolist()):
+                    by_prefix.setdefault(w.data[r][:q], []).append(r)
+                for prefix, members in by_prefix.items():
+                    glo, ghi = w.extensions(prefix)
+                    groups.append((len(prefix), glo, ghi, np.asarray(sorted(set(members)), dtype=np.intp)))
+            else:
+                for q in np.unique(cq).tolist():
+                    rs = np.unique(cr[cq == q])
+                    for part in np.split(rs, w.group_cuts(rs, q)):
+                        glo, ghi = w.extensions(w.data[int(part[0])][:q])
+                        groups.append((q, glo, ghi, part))
+            found = self._walks[key] = (ended, groups)
         return found
 
     def words(self, s: ESet) -> Int32Array:
@@ -221,36 +264,31 @@ class _Compiled:
         """Mark in ``allowed`` (per rank) the tokens of ``[lo, hi)``, which share
         their first ``off`` bytes, whose remaining bytes set ``s`` (the set after those
         bytes) takes without dying. Tokens alive through one lexeme come from the
-        cached walks; crossing candidates are grouped by the prefix up to the lexeme
-        end, and each group recurses from the set after that prefix (one
-        ``ESet.run`` per group, not per token)."""
-        cand_r: list[IntpArray] = []
-        cand_q: list[IntpArray] = []
+        cached walks; crossing candidates come grouped by the prefix up to the lexeme
+        end, and a group recurses from the set after its prefix (one ``ESet.run`` per
+        group, not per token); a small group runs its candidates one by one."""
+        groups: list[_Group] = []
         for terminal, state in s.pairs:
-            ended, cr, cq = self.walk(terminal, state, lo, hi, off)
+            ended, g = self.walk(terminal, state, lo, hi, off)
             allowed[ended] = True
-            if cr.size:
-                cand_r.append(cr)
-                cand_q.append(cq)
-        if self.single_lexeme or not cand_r:
-            return
-        r = np.concatenate(cand_r)
-        q = np.concatenate(cand_q)
-        keep = ~allowed[r]
-        r, q = r[keep], q[keep]
-        w = self.walker
-        for qv in np.unique(q).tolist():
-            rs = np.unique(r[q == qv])
-            for g in np.unique(w.group_starts(rs, qv, lo, hi)).tolist():
-                prefix = w.data[g][:qv]
-                nxt = s.run(prefix[off:])
-                if nxt is not None:
-                    glo, ghi = w.extensions(prefix)
-                    # The same set and group via another lexeme split: done once.
-                    key = (id(nxt), glo, qv)
-                    if key not in seen:
-                        seen.add(key)
-                        self._resolve(nxt, allowed, glo, ghi, qv, seen)
+            groups.extend(g)
+        data = self.walker.data
+        for q, glo, ghi, cands in groups:
+            todo = cands[~allowed[cands]]
+            if not todo.size:
+                continue
+            if todo.size <= _FEW_CROSSINGS:
+                for t in todo.tolist():
+                    if s.run(data[t][off:]) is not None:
+                        allowed[t] = True
+                continue
+            nxt = s.run(data[glo][off:q])
+            if nxt is not None:
+                # The same set and group via another pair or lexeme split: once.
+                key = (id(nxt), glo, q)
+                if key not in seen:
+                    seen.add(key)
+                    self._resolve(nxt, allowed, glo, ghi, q, seen)
 
 
 #: A grammar constraint's value: (the Earley set, whether EOS was accepted).
@@ -406,7 +444,7 @@ def grammar_constraint(
     >>> tok = tokstream.load("cl100k_base")
     >>> c = grammar_constraint(tok, 'start: "[" [start ("," start)*] "]"')
     >>> [c.accept(i) for i in tok.encode("[[],[[]]]")], c.can_end
-    ([True, True, True, True], True)
+    ([True, True, True, True, True], True)
     """
     if not isinstance(grammar, str):
         raise TypeError(f"grammar must be a str, not {type(grammar).__name__}")

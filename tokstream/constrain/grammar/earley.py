@@ -151,9 +151,7 @@ class Grammar:
         while changed:
             changed = False
             for lhs, rhs in self.rules:
-                if not productive[lhs] and all(
-                    productive[s] if s >= 0 else not self._empty[~s] for s in rhs
-                ):
+                if not productive[lhs] and all(productive[s] if s >= 0 else not self._empty[~s] for s in rhs):
                     productive[lhs] = changed = True
         if not productive[self.start]:
             raise TokstreamError(
@@ -277,7 +275,8 @@ class ESet:
         """The set after one more byte, or None when no scan survives it."""
         nxt = self._next.get(byte, _UNSEEN)
         if nxt is not _UNSEEN:
-            return nxt
+            known: ESet | None = nxt
+            return known
         rules, dfas = self.grammar.rules, self.grammar.dfas
         moved: set[Scan] = set()
         for r, dot, origin, state in self.scans:
