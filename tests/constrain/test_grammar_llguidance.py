@@ -87,7 +87,9 @@ def compare_walk(c: Any, m: Any, oracle: Oracle, tid: str, seed: int, steps: int
             )
             sample = [(int(i), table[i], "llguidance allows" if theirs[i] else "llguidance refuses") for i in diff[:4]]
             notes.append(f"{label} at {out!r}: {len(diff)} ids, oracle sides with us; e.g. {sample}")
-        allowed = [int(i) for i in np.flatnonzero(ours & text)]
+        # Walk on where both engines go (where they differ, the oracle has ruled), so
+        # one engine's refusal at the first step does not end the comparison.
+        allowed = [int(i) for i in np.flatnonzero(ours & theirs & text)]
         if not allowed:
             break
         t = rng.choice(allowed)

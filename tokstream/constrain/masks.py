@@ -505,9 +505,10 @@ class TokenMasker:
         if a.words is not None:
             # A grammar state's cached bitmask: unpack it, then add the rest.
             bits = unpack_bitmask(a.words, self.n_vocab)
-            if a.slices or a.ids:
-                rest = Allowed(everything=False, slices=a.slices, ids=a.ids, utf8_state=a.utf8_state)
-                bits |= self._bool(rest, None)
+            if a.slices:
+                bits |= self._bool(Allowed(everything=False, slices=a.slices, utf8_state=a.utf8_state), None)
+            if a.ids:
+                bits[self._explicit(a)] = True
             if out is None:
                 return bits
             out[...] = bits
@@ -589,8 +590,11 @@ class TokenMasker:
                 out = a.words.copy()
             else:
                 out[...] = a.words
-            if a.slices or a.ids:
-                out |= self._words(Allowed(everything=False, slices=a.slices, ids=a.ids, utf8_state=a.utf8_state), None)
+            if a.slices:
+                out |= self._words(Allowed(everything=False, slices=a.slices, utf8_state=a.utf8_state), None)
+            if a.ids:
+                ids = self._explicit(a)
+                np.bitwise_or.at(out, ids >> 5, _BITS[ids & 31])
             return out
         big = [s for s in a.slices if s[1] - s[0] >= _BLOCK]
         small = [s for s in a.slices if 0 < s[1] - s[0] < _BLOCK]
