@@ -71,7 +71,7 @@ IntpArray = npt.NDArray[np.intp]
 
 #: At most this many crossing candidates are run one by one; more are grouped by
 #: the prefix up to the lexeme end and walked per group (module notes).
-_FEW_CROSSINGS: Final = 2
+_FEW_CROSSINGS: Final = 8
 #: At most this many crossing candidates of a walk are grouped in Python.
 _FEW_GROUPED: Final = 64
 #: Compiled grammars kept per vocabulary index (a server reuses a few patterns).
@@ -94,11 +94,8 @@ class _Walker:
         if n > 1:
             np.cumsum(self.lens[:-1], out=self.offs[1:])
         self.flat = np.frombuffer(b"".join(data), dtype=np.uint8)
-        # Tokens are sorted by bytes, so those opening with byte b are the ranks
-        # [by_first[b], by_first[b + 1]): a walk from the top starts with the slices
-        # of the bytes its state takes, not with a gather over every token.
-        first = self.flat[self.offs] if n else np.zeros(0, dtype=np.uint8)
-        self.by_first: IntpArray = np.searchsorted(first, np.arange(257)).astype(np.intp)
+        # Every rank, longest token first (walks slice off the tokens that end).
+        self.by_length: IntpArray = np.argsort(-self.lens, kind="stable").astype(np.intp)
         self.alphabet = _spellable(index)
         # lcp[r]: the bytes token r shares with token r - 1 (sorted order), so tokens
         # sharing a q-byte prefix are the runs with lcp >= q.
@@ -116,44 +113,55 @@ class _Walker:
                 k += 1
         self.lcp = lcp
 
-    def walk(self, dfa: Dfa, state: int, lo: int, hi: int, off: int) -> tuple[IntpArray, IntpArray, IntpArray]:
+    def walk(
+        self, dfa: Dfa, state: int, lo: int, hi: int, off: int, *, crossings: bool = True
+    ) -> tuple[IntpArray, IntpArray, IntpArray]:
         """The tokens of ranks ``[lo, hi)`` (all of them extend the same ``off``
         bytes) walked through ``dfa`` from ``state`` starting at byte ``off``:
         ``(ranks alive to their end, crossing ranks, crossing positions)``, a
-        crossing being an accepting state strictly inside the token (module notes)."""
+        crossing being an accepting state strictly inside the token (module notes;
+        none collected with ``crossings=False``).
+
+        The tokens go longest first, so those that end at a step are a tail (a
+        slice, not a boolean selection); only tokens that die are compacted out."""
         trans, accepting, lens, flat, offs = dfa.trans, dfa.accepting, self.lens, self.flat, self.offs
         ended: list[IntpArray] = []
         row = trans[state]
         if off == 0 and lo == 0 and hi == len(lens):
-            bounds = self.by_first
-            parts = [np.arange(bounds[b], bounds[b + 1], dtype=np.intp) for b in np.flatnonzero(row >= 0).tolist()]
-            idx = np.concatenate(parts) if parts else np.zeros(0, dtype=np.intp)
-            st = row[flat[offs[idx]]]
+            idx = self.by_length
         else:
             idx = np.arange(lo, hi, dtype=np.intp)
             if off and idx.size and lens[lo] == off:
                 ended.append(idx[:1])  # the token that is exactly the prefix (sorted first)
                 idx = idx[1:]
-            st = row[flat[offs[idx] + off]]
-            alive = st >= 0
-            idx, st = idx[alive], st[alive]
+            idx = idx[np.argsort(-lens[idx], kind="stable")]
+        pos = offs[idx] + off  # each token's next byte in `flat`
+        st = row[flat[pos]].astype(np.intp)
+        alive = st >= 0
+        idx, st, pos = idx[alive], st[alive], pos[alive]
+        neg = -lens[idx]  # ascending: the lengths descending
+        table = trans.reshape(-1)  # state s, byte b -> table[s * 256 + b]
         cross_r: list[IntpArray] = []
         cross_q: list[IntpArray] = []
         p = off + 1
         while idx.size:
-            done = lens[idx] == p
-            if done.any():
-                ended.append(idx[done])
-                keep = ~done
-                idx, st = idx[keep], st[keep]
-            acc = accepting[st]
-            if acc.any():
+            k = int(np.searchsorted(neg, -p))  # how many are longer than p
+            if k < idx.size:
+                ended.append(idx[k:])
+                idx, st, neg, pos = idx[:k], st[:k], neg[:k], pos[:k]
+                if not k:
+                    break
+            acc = accepting[st] if crossings else None
+            if acc is not None and acc.any():
                 cross_r.append(idx[acc])
                 cross_q.append(np.full(int(acc.sum()), p, dtype=np.intp))
-            st = trans[st, flat[offs[idx] + p]]
+            pos += 1
+            st <<= 8
+            st += flat[pos]
+            st = table[st].astype(np.intp)
             alive = st >= 0
             if not alive.all():
-                idx, st = idx[alive], st[alive]
+                idx, st, neg, pos = idx[alive], st[alive], neg[alive], pos[alive]
             p += 1
         empty = np.zeros(0, dtype=np.intp)
         return (
@@ -223,7 +231,7 @@ class _Compiled:
         if found is None:
             # Two threads may both compute it: the same value, so no lock.
             w = self.walker
-            ended, cr, cq = w.walk(self.grammar.dfas[terminal], state, lo, hi, off)
+            ended, cr, cq = w.walk(self.grammar.dfas[terminal], state, lo, hi, off, crossings=not self.single_lexeme)
             groups: list[_Group] = []
             if self.single_lexeme:
                 pass
@@ -277,18 +285,19 @@ class _Compiled:
             todo = cands[~allowed[cands]]
             if not todo.size:
                 continue
+            nxt = s.run(data[glo][off:q])  # the group's shared prefix, once
+            if nxt is None:
+                continue
             if todo.size <= _FEW_CROSSINGS:
                 for t in todo.tolist():
-                    if s.run(data[t][off:]) is not None:
+                    if nxt.run(data[t][q:]) is not None:
                         allowed[t] = True
                 continue
-            nxt = s.run(data[glo][off:q])
-            if nxt is not None:
-                # The same set and group via another pair or lexeme split: once.
-                key = (id(nxt), glo, q)
-                if key not in seen:
-                    seen.add(key)
-                    self._resolve(nxt, allowed, glo, ghi, q, seen)
+            # The same set and group via another pair or lexeme split: once.
+            key = (id(nxt), glo, q)
+            if key not in seen:
+                seen.add(key)
+                self._resolve(nxt, allowed, glo, ghi, q, seen)
 
 
 #: A grammar constraint's value: (the Earley set, whether EOS was accepted).
