@@ -47,12 +47,12 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
-from ...errors import TokstreamError
+from ...errors import TokstreamError, UnsupportedGrammarError
 from ...vocab import PerIndex, VocabIndex
 from ..constraint import Allowed, Constraint, check_id
 from ..healing import Healing
@@ -404,8 +404,22 @@ def _constraint(
         grammar, single = build(walker.alphabet, data)
         return _Compiled(grammar, walker, single_lexeme=single)
 
-    compiled = _compilers(index).get((*key, data), compile_for)
+    compiled = _bounded(lambda: _compilers(index).get((*key, data), compile_for), "expression")
     return GrammarConstraint(index, compiled, eos_id)
+
+
+T = TypeVar("T")
+
+
+def _bounded(work: Callable[[], T], what: str) -> T:
+    """``work()``, with Python's recursion limit (the parsers and the automaton builder
+    recurse once per nesting level) reported as an ``UnsupportedGrammarError``."""
+    try:
+        return work()
+    except RecursionError as e:
+        raise UnsupportedGrammarError(
+            f"the {what} nests too deeply for the parser (Python's recursion limit); flatten it"
+        ) from e
 
 
 def regex_constraint(
@@ -430,7 +444,7 @@ def regex_constraint(
         raise TypeError(f"pattern must be a str, not {type(pattern).__name__}")
     from .regex import parse_regex
 
-    tree = parse_regex(pattern)
+    tree = _bounded(lambda: parse_regex(pattern), "pattern")
 
     def build(alphabet: tuple[tuple[int, int], ...] | None, data: bytes) -> tuple[Grammar, bool]:
         g = Grammar({"start": (("$regex",),)}, {"$regex": tree}, "start", alphabet=alphabet, prefix=data)
@@ -459,7 +473,7 @@ def grammar_constraint(
         raise TypeError(f"grammar must be a str, not {type(grammar).__name__}")
     from .lark import parse_lark
 
-    cfg = parse_lark(grammar)
+    cfg = _bounded(lambda: parse_lark(grammar), "grammar")
 
     def build(alphabet: tuple[tuple[int, int], ...] | None, data: bytes) -> tuple[Grammar, bool]:
         g = Grammar(cfg.rules, cfg.terminals, cfg.start, ignore=cfg.ignore, alphabet=alphabet, prefix=data)
