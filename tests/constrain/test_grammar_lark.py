@@ -14,11 +14,11 @@ import re
 
 import lark
 import pytest
+from grammar_reference import mutate, recognizes, sample_cfg, sample_tree, to_pattern
 from hypothesis import given
 from hypothesis import strategies as st
+from strategies import hyp_settings
 
-from tests.grammar_reference import mutate, recognizes, sample_cfg, sample_tree, to_pattern
-from tests.strategies import hyp_settings
 from tokstream.constrain.grammar.lark import Cfg, parse_lark
 from tokstream.constrain.grammar.nodes import literal
 from tokstream.errors import UnsupportedGrammarError
