@@ -8,22 +8,26 @@ level, tokens ending inside a UTF-8 character included.
 
 The mask of a set is built from its *scan pairs* ``(terminal, DFA state)``:
 
-- *Walks* (``_Walker.walk``, cached per pair for the constraint's compiled grammar):
-  every token's bytes run through the terminal's DFA from that state at once, in
-  numpy, over the token bytes flattened in the vocabulary index's sorted order
-  (``flat``, ``offs``, ``lens``): a step is one gather ``trans[state, flat[offs +
-  p]]`` over the tokens still alive, which are compacted each step (most die on their
-  first byte). A token that stays alive to its end is allowed by this pair alone (the
-  lexeme goes on: no parser needed); a token that passes an accepting state strictly
-  inside is a *crossing* candidate (a lexeme may end inside it).
-- *Crossings*: only they need the parser. Each candidate not already allowed runs
-  through ``ESet.run``; sets are hash-consed and memoise their byte steps, so tokens
-  sharing the bytes after a lexeme end share the work. A regex has one lexeme that
-  nothing follows, so it has no crossings to check.
+- *Walks* (``_Walker.walk``, cached per pair and token slice for the compiled
+  grammar): every token's bytes run through the terminal's DFA from that state at
+  once, in numpy, over the token bytes flattened in the vocabulary index's sorted
+  order, longest token first: a step is one gather ``table[state * 256 + byte]``
+  over the tokens still alive; the tokens that end are a tail slice, the dead ones
+  are compacted out (most die on their first byte: a walk from the top starts from
+  the slices of the first bytes the state takes). A token alive to its end is
+  allowed by this pair alone (the lexeme goes on: no parser needed); a token that
+  passes an accepting state strictly inside is a *crossing* candidate.
+- *Crossings*: only they need the parser. Candidates are grouped by their bytes up
+  to the lexeme end (tokens sorted by bytes share a prefix in runs of the ``lcp``
+  array); a group runs its prefix through the parser once (``ESet.run``, memoised per
+  byte on hash-consed sets) and then recurses: the tokens of the prefix's slice are
+  walked from the new set's pairs, from byte ``q`` on. A group of a few candidates
+  runs them one by one instead. A regex is one lexeme that nothing follows: no
+  crossings are collected.
 
 The set's mask (packed int32 words, ``TokenMasker.bitmask``'s layout) is cached on
-the set; ``Allowed.words`` hands it to ``TokenMasker`` (one copy per mask). EOS is
-added when the start rule is complete (``can_end``).
+the set; ``Allowed.words`` hands it to ``TokenMasker`` (one copy, ~13 us on
+o200k_base). EOS is added when the start rule is complete (``can_end``).
 
 Vocabularies that cannot spell every byte (WordPiece: BERT has no space, no
 uppercase in the uncased model) restrict every terminal to the characters the
@@ -32,14 +36,23 @@ vocabulary (byte-level BPE, byte fallback) restricts nothing. The masks are exac
 when every character of every token is itself spellable (true of the vocabularies
 tested); otherwise they can only refuse more, never allow a dead end.
 
-Cost (``bench/grammar.py``): compile O(grammar) (``automaton``); the walker, once per
-vocabulary index: the flattened bytes (~B bytes plus 12 bytes per token). A walk is
-O(sum over alive tokens of their alive length) numpy work: ~1-15 ms on o200k_base
-for a first state, then a dict hit; a new set's mask ORs its pairs' words (V/8 bytes
-each) and runs its crossing candidates (a few to a few thousand ``ESet.run``, memoised
-per byte); a repeated set's mask is one copy. Memory: a pair's words (V/8 bytes) and
-candidates; the sets a constraint's grammar has seen (kept while reachable from its
-start set).
+Cost (``bench/grammar.py``, o200k_base): the walker, once per vocabulary index
+(~0.2 s: the flattened bytes, ~B bytes plus 24 bytes per token, and the ``lcp``
+array); compile O(grammar) (``automaton``; 1-7 ms for the bench's regexes). A walk is
+O(the alive tokens' alive bytes): 2-5 ms for a narrow state, 20-35 ms for one that
+takes nearly every token (``[^"]*``), then a dict hit. A regex's new DFA state costs
+one walk; a grammar's new parser state costs its pairs' cached walks plus the
+crossing groups (10-60 ms when tokens hold many lexeme ends: runs of spaces under
+``%ignore``, ``------`` under unary minus, each level a new Earley set), and its
+first state warms every walk it reaches (0.1-1.5 s). Tried and measured on the
+arithmetic grammar's random walks (p90 of a new state): running every crossing
+candidate through the parser, 230 ms; grouping every group, 130 ms; the kept mix
+(groups, and a few candidates one by one from their group's prefix), 60 ms. What
+would close the gap: the walks and the Earley steps in compiled code (issue 18), and
+masks cached across parser states that differ only below the top of their stacks
+(xgrammar's context-independent tokens). Memory: a walk's ended ranks and crossing
+groups per (pair, slice); the sets a compiled grammar has reached (held while
+reachable from its start set; ``_CACHE_SIZE`` compiled grammars per vocabulary).
 """
 
 from __future__ import annotations
