@@ -52,3 +52,23 @@ def test_generate_fullmatches_regex(mode: str, pattern: str) -> None:
     for row in out[:, len(ids) :].tolist():
         assert EOS in row, f"no EOS within 48 tokens: {row}"  # every match is at most 40 bytes
         assert re.fullmatch(pattern, _text(row[: row.index(EOS)])), row
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_vllm_request_processor_regex(seed: int) -> None:
+    """vLLM's per-request processor over a regex constraint: sampling from the
+    processed rows (vLLM hands the growing output list each call) ends in EOS after a
+    text that fullmatches the pattern, and padded columns stay -inf."""
+    from tokstream.integrations.vllm import request_logits_processor
+
+    pattern = r"[0-9]{1,3}(\.[0-9]{1,3}){3}"
+    p = request_logits_processor(TOK, tokstream.regex_constraint(TOK, pattern, eos_id=EOS))
+    gen = torch.Generator().manual_seed(seed)
+    output_ids: list[int] = []
+    while EOS not in output_ids:
+        row = p(output_ids, torch.randn(PADDED, generator=gen))
+        assert torch.isneginf(row[N:]).all()
+        t = int(torch.multinomial(torch.softmax(row, dim=-1), 1, generator=gen))
+        output_ids.append(t)
+        assert len(output_ids) < 40
+    assert re.fullmatch(pattern, _text(output_ids[:-1])), output_ids
