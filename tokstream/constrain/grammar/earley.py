@@ -289,9 +289,14 @@ class ESet:
 
     def run(self, data: bytes) -> ESet | None:
         """The set after ``data``, or None (dead)."""
-        cur: ESet | None = self
+        cur: ESet = self
         for b in data:
-            if cur is None:
+            # The memo inline: a call per byte costs more than the lookup (masks run
+            # thousands of token tails through sets they have seen).
+            nxt = cur._next.get(b, _UNSEEN)
+            if nxt is _UNSEEN:
+                nxt = cur.step(b)
+            if nxt is None:
                 return None
-            cur = cur.step(b)
+            cur = nxt
         return cur
