@@ -162,8 +162,9 @@ class Constraint(ABC, Generic[V]):
         if a.ids:
             ids = np.concatenate([ids, np.asarray(a.ids, dtype=np.int64)])
         if a.words is not None:
-            bits = np.unpackbits(a.words.astype("<i4", copy=False).view(np.uint8), bitorder="little")
-            ids = np.concatenate([ids, np.flatnonzero(bits[: self.index.n_vocab])])
+            from .masks import unpack_bitmask  # masks builds on this module
+
+            ids = np.concatenate([ids, np.flatnonzero(unpack_bitmask(a.words, self.index.n_vocab))])
         return np.unique(ids)
 
     def accept(self, token_id: int) -> bool:

@@ -41,6 +41,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ...errors import UnsupportedGrammarError
+from .charset import Ranges, intersect, normalize
 from .nodes import Alt, Chars, Concat, Node, Repeat
 
 __all__ = ["MAX_STATES", "Dfa", "compile_dfa", "utf8_sequences"]
@@ -48,7 +49,6 @@ __all__ = ["MAX_STATES", "Dfa", "compile_dfa", "utf8_sequences"]
 #: Bound on NFA and DFA states per terminal.
 MAX_STATES = 50_000
 
-Ranges = tuple[tuple[int, int], ...]
 #: The UTF-8 encoding lengths' code-point bounds (surrogates are never in a Chars).
 _LENGTH_BOUNDS = ((0, 0x7F), (0x80, 0x7FF), (0x800, 0xFFFF), (0x10000, 0x10FFFF))
 
@@ -123,22 +123,6 @@ def _same_length(lo: int, hi: int) -> Iterator[tuple[tuple[int, int], ...]]:
 def _sequences(ranges: Ranges) -> tuple[tuple[tuple[int, int], ...], ...]:
     """All byte-range sequences of a code-point range set (cached: ``\\w`` recurs)."""
     return tuple(s for lo, hi in ranges for s in utf8_sequences(lo, hi))
-
-
-def _restrict(ranges: Ranges, alphabet: Ranges | None) -> Ranges:
-    if alphabet is None:
-        return ranges
-    out = []
-    i = j = 0
-    while i < len(ranges) and j < len(alphabet):
-        lo, hi = max(ranges[i][0], alphabet[j][0]), min(ranges[i][1], alphabet[j][1])
-        if lo <= hi:
-            out.append((lo, hi))
-        if ranges[i][1] < alphabet[j][1]:
-            i += 1
-        else:
-            j += 1
-    return tuple(out)
 
 
 class _Classes:
@@ -259,7 +243,7 @@ def _restricted(node: Node, alphabet: Ranges | None) -> Node:
     if alphabet is None:
         return node
     if isinstance(node, Chars):
-        return Chars(_restrict(node.ranges, alphabet))
+        return Chars(intersect(node.ranges, alphabet))
     if isinstance(node, Repeat):
         return Repeat(_restricted(node.item, alphabet), node.min, node.max)
     if isinstance(node, Concat):
@@ -337,17 +321,6 @@ def compile_dfa(tree: Node, alphabet: Ranges | None = None) -> Dfa | None:
     return _to_bytes(char_rows, [accepting[s] for s in range(len(queue)) if live[s]], classes)
 
 
-def _merged(ranges: list[tuple[int, int]]) -> Ranges:
-    """Sorted disjoint ranges with the adjacent ones joined (fewer UTF-8 sequences)."""
-    out: list[tuple[int, int]] = []
-    for lo, hi in ranges:
-        if out and out[-1][1] + 1 >= lo:
-            out[-1] = (out[-1][0], max(out[-1][1], hi))
-        else:
-            out.append((lo, hi))
-    return tuple(out)
-
-
 #: A byte trie node's content: the (byte-range tail, target) pairs it must still match.
 _Tails = frozenset[tuple[tuple[tuple[int, int], ...], int]]
 
@@ -393,7 +366,7 @@ def _to_bytes(char_rows: list[dict[int, int]], accepting: list[bool], classes: _
             by_target.setdefault(t, []).append(c)
         tails: list[tuple[tuple[tuple[int, int], ...], int]] = []
         for t, cls in by_target.items():
-            ranges = _merged(sorted(r for c in cls for r in classes.ranges[c]))
+            ranges = normalize(r for c in cls for r in classes.ranges[c])  # joined: fewer sequences
             tails.extend((seq, t) for seq in _sequences(ranges))
         fill(s, tails)
     trans = np.asarray(rows, dtype=np.int32).reshape(len(rows), 256)

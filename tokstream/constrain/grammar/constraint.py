@@ -72,6 +72,7 @@ from ..healing import Healing
 from ..masks import pack_bitmask
 from ..utf8 import ACCEPT, REJECT, describe_invalid, states_along
 from .automaton import Dfa
+from .charset import normalize
 from .earley import ESet, Grammar
 
 if TYPE_CHECKING:
@@ -210,13 +211,7 @@ def _spellable(index: VocabIndex) -> tuple[tuple[int, int], ...] | None:
                 continue
             if len(text) == 1:
                 chars.add(ord(text))
-    ranges: list[tuple[int, int]] = []
-    for c in sorted(chars):
-        if ranges and ranges[-1][1] + 1 == c:
-            ranges[-1] = (ranges[-1][0], c)
-        else:
-            ranges.append((c, c))
-    return tuple(ranges)
+    return normalize((c, c) for c in chars)
 
 
 _walkers: Final = PerIndex(_Walker)
@@ -403,7 +398,7 @@ def _prefix_bytes(prefix: bytes | Healing) -> bytes:
 
 def _constraint(
     tok: Tokenizer,
-    key: tuple[object, ...],
+    key: tuple[str, str],
     build: Callable[[tuple[tuple[int, int], ...] | None, bytes], tuple[Grammar, bool]],
     eos_id: int | None,
     prefix: bytes | Healing,
@@ -412,12 +407,13 @@ def _constraint(
     if eos_id is not None:
         eos_id = check_id(eos_id, tok.name, index.n_vocab)
     data = _prefix_bytes(prefix)
+    what = "pattern" if key[0] == "regex" else "grammar"
 
     def compile_for(walker: _Walker) -> _Compiled:
         grammar, single = build(walker.alphabet, data)
         return _Compiled(grammar, walker, single_lexeme=single)
 
-    compiled = _bounded(lambda: _compilers(index).get((*key, data), compile_for), "expression")
+    compiled = _bounded(lambda: _compilers(index).get((*key, data), compile_for), what)
     return GrammarConstraint(index, compiled, eos_id)
 
 
@@ -457,9 +453,8 @@ def regex_constraint(
         raise TypeError(f"pattern must be a str, not {type(pattern).__name__}")
     from .regex import parse_regex
 
-    tree = _bounded(lambda: parse_regex(pattern), "pattern")
-
     def build(alphabet: tuple[tuple[int, int], ...] | None, data: bytes) -> tuple[Grammar, bool]:
+        tree = parse_regex(pattern)  # here, so a cached pattern is not parsed again
         g = Grammar({"start": (("$regex",),)}, {"$regex": tree}, "start", alphabet=alphabet, prefix=data)
         return g, not data  # one lexeme, unless a prefix comes first
 
@@ -486,9 +481,8 @@ def grammar_constraint(
         raise TypeError(f"grammar must be a str, not {type(grammar).__name__}")
     from .lark import parse_lark
 
-    cfg = _bounded(lambda: parse_lark(grammar), "grammar")
-
     def build(alphabet: tuple[tuple[int, int], ...] | None, data: bytes) -> tuple[Grammar, bool]:
+        cfg = parse_lark(grammar)  # here, so a cached grammar is not parsed again
         g = Grammar(cfg.rules, cfg.terminals, cfg.start, ignore=cfg.ignore, alphabet=alphabet, prefix=data)
         return g, False
 

@@ -40,6 +40,8 @@ import weakref
 from collections.abc import Mapping
 from typing import Any, Final, Optional
 
+import numpy as np
+
 from ...errors import TokstreamError, UnsupportedGrammarError
 from .automaton import Dfa, compile_dfa
 from .nodes import Alt, Node, Repeat
@@ -147,22 +149,22 @@ class Grammar:
         """Drop the rules that use an unproductive symbol (a terminal nothing can
         spell, a rule that derives no finite string); raise when the start is one."""
         productive = [False] * len(self.names)
+
+        def usable(rhs: tuple[int, ...]) -> bool:
+            return all(productive[s] if s >= 0 else not self._empty[~s] for s in rhs)
+
         changed = True
         while changed:
             changed = False
             for lhs, rhs in self.rules:
-                if not productive[lhs] and all(productive[s] if s >= 0 else not self._empty[~s] for s in rhs):
+                if not productive[lhs] and usable(rhs):
                     productive[lhs] = changed = True
         if not productive[self.start]:
             raise TokstreamError(
                 "the grammar matches no text this vocabulary can spell (every derivation needs a "
                 "character no token sequence produces, or never ends)"
             )
-        self.rules = [
-            (lhs, rhs)
-            for lhs, rhs in self.rules
-            if productive[lhs] and all(productive[s] if s >= 0 else not self._empty[~s] for s in rhs)
-        ]
+        self.rules = [(lhs, rhs) for lhs, rhs in self.rules if productive[lhs] and usable(rhs)]
 
     def _nullable(self) -> list[bool]:
         nullable = [False] * len(self.names)
@@ -191,8 +193,6 @@ class Grammar:
 def _bytes_dfa(data: bytes) -> Dfa:
     """A DFA matching exactly ``data`` as raw bytes (a healed prompt's removed text,
     which may start inside a character)."""
-    import numpy as np
-
     n = len(data) + 1
     rows = [[-1] * 256 for _ in range(n)]
     for i, b in enumerate(data):
