@@ -67,6 +67,7 @@ import numpy.typing as npt
 
 from ..errors import InvalidTokenIdError, TokstreamError
 from ..vocab import Slice, VocabIndex
+from .bitmask import unpack_bitmask
 from .utf8 import ACCEPT, REJECT, Utf8Index, describe_invalid, first_byte_range, states_along, utf8_index
 
 if TYPE_CHECKING:
@@ -162,8 +163,6 @@ class Constraint(ABC, Generic[V]):
         if a.ids:
             ids = np.concatenate([ids, np.asarray(a.ids, dtype=np.int64)])
         if a.words is not None:
-            from .masks import unpack_bitmask  # masks builds on this module
-
             ids = np.concatenate([ids, np.flatnonzero(unpack_bitmask(a.words, self.index.n_vocab))])
         return np.unique(ids)
 

@@ -76,6 +76,7 @@ import numpy.typing as npt
 
 from ..errors import InvalidTokenIdError, TokstreamError
 from ..vocab import PerIndex, Slice, VocabIndex
+from .bitmask import BITS, pack_bitmask, unpack_bitmask
 from .constraint import Allowed, Constraint, check_id
 from .utf8 import N_LIVE, utf8_index
 
@@ -94,45 +95,6 @@ _BLOCK = 1024
 _BOOL_BIG = 8192
 #: At most this many allowed ids: ``apply`` saves them, fills -inf and restores them.
 _APPLY_FEW = 4096
-#: Bit k of an int32 word, as an int32 (bit 31 is the sign bit).
-_BITS: Int32Array = (np.uint32(1) << np.arange(32, dtype=np.uint32)).view(np.int32)
-
-
-def pack_bitmask(mask: npt.ArrayLike) -> Int32Array:
-    """Pack bool masks (last axis) into xgrammar-layout int32 words (module notes).
-
-    Bit ``i % 32`` of word ``i // 32`` is ``mask[..., i]``; bits past the mask's length
-    are zero.
-
-    >>> pack_bitmask([True] + [False] * 31 + [True]).tolist()
-    [1, 1]
-    >>> pack_bitmask([True] * 32).tolist()
-    [-1]
-    """
-    m = np.asarray(mask, dtype=np.bool_)
-    if m.ndim == 0:
-        raise ValueError("pack_bitmask needs a 1-D or 2-D mask, got a scalar")
-    packed = np.packbits(m, axis=-1, bitorder="little")
-    pad = -packed.shape[-1] % 4
-    if pad:
-        widths = [(0, 0)] * (packed.ndim - 1) + [(0, pad)]
-        packed = np.pad(packed, widths)
-    words: Int32Array = np.ascontiguousarray(packed).view("<i4").astype(np.int32, copy=False)
-    return words
-
-
-def unpack_bitmask(bitmask: npt.ArrayLike, n_vocab: int) -> BoolArray:
-    """The bool masks ``(..., n_vocab)`` held in xgrammar-layout int32 words.
-
-    >>> unpack_bitmask([5], 4).tolist()
-    [True, False, True, False]
-    """
-    words = np.asarray(bitmask, dtype=np.int32)
-    if words.shape[-1] * 32 < n_vocab:
-        raise ValueError(f"{words.shape[-1]} words hold {words.shape[-1] * 32} ids, fewer than n_vocab={n_vocab}")
-    data = np.ascontiguousarray(words.astype("<i4", copy=False)).view(np.uint8)
-    bits = np.unpackbits(data, axis=-1, count=n_vocab, bitorder="little")
-    return bits.view(np.bool_)
 
 
 class _Tables:
@@ -164,7 +126,7 @@ class _Tables:
         self.n_text = len(self.order)
         # Per rank (aligned with `order`): the id's word and its bit in that word.
         self.word: npt.NDArray[np.intp] = self.order >> 5
-        self.bit: Int32Array = _BITS[self.order & 31]
+        self.bit: Int32Array = BITS[self.order & 31]
         self.all_true: BoolArray = np.ones(n, dtype=np.bool_)
         self.all_words: Int32Array = pack_bitmask(self.all_true)
         self._prefix: Int32Array | None = None
@@ -594,7 +556,7 @@ class TokenMasker:
                 out |= self._words(Allowed(everything=False, slices=a.slices, utf8_state=a.utf8_state), None)
             if a.ids:
                 ids = self._explicit(a)
-                np.bitwise_or.at(out, ids >> 5, _BITS[ids & 31])
+                np.bitwise_or.at(out, ids >> 5, BITS[ids & 31])
             return out
         big = [s for s in a.slices if s[1] - s[0] >= _BLOCK]
         small = [s for s in a.slices if 0 < s[1] - s[0] < _BLOCK]
@@ -628,7 +590,7 @@ class TokenMasker:
                 np.bitwise_or.at(w, np.concatenate(words), np.concatenate(bits))
         if a.ids:
             ids = self._explicit(a)
-            np.bitwise_or.at(w, ids >> 5, _BITS[ids & 31])
+            np.bitwise_or.at(w, ids >> 5, BITS[ids & 31])
         return w
 
 

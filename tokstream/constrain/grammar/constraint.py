@@ -67,9 +67,9 @@ import numpy.typing as npt
 
 from ...errors import TokstreamError, UnsupportedGrammarError
 from ...vocab import PerIndex, VocabIndex
+from ..bitmask import pack_bitmask
 from ..constraint import Allowed, Constraint, check_id
 from ..healing import Healing
-from ..masks import pack_bitmask
 from ..utf8 import ACCEPT, REJECT, describe_invalid, states_along
 from .automaton import Dfa
 from .charset import normalize
