@@ -35,7 +35,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 import numpy.typing as npt
@@ -72,6 +72,20 @@ class Dfa:
     def nullable(self) -> bool:
         """Whether the empty string matches."""
         return bool(self.accepting[0])
+
+    @cached_property
+    def walk_table(self) -> npt.NDArray[np.intp]:
+        """``trans`` flattened for numpy walks (``walker``), with the dead state as
+        state ``n`` whose row leads back to itself: ``walk_table[s * 256 + b]``."""
+        n = self.n_states
+        table = np.concatenate([self.trans.reshape(-1), np.full(256, -1, dtype=self.trans.dtype)]).astype(np.intp)
+        table[table < 0] = n
+        return table
+
+    @cached_property
+    def walk_accepting(self) -> npt.NDArray[np.bool_]:
+        """``accepting`` with the dead state ``n`` appended (not accepting)."""
+        return np.concatenate([self.accepting, [False]])
 
     def run(self, state: int, data: bytes) -> int:
         """The state after ``data`` from ``state`` (-1: dead)."""

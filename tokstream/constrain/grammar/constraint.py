@@ -8,21 +8,19 @@ level, tokens ending inside a UTF-8 character included.
 
 The mask of a set is built from its *scan pairs* ``(terminal, DFA state)``:
 
-- *Walks* (``_Walker.walk``, cached per pair and token slice for the compiled
-  grammar): every token's bytes run through the terminal's DFA from that state at
-  once, in numpy, over the token bytes flattened in the vocabulary index's sorted
-  order, longest token first: a step is one gather ``table[state * 256 + byte]``
-  over the tokens still alive; the tokens that end are a tail slice, the dead ones
-  are compacted out (most die on their first byte: a walk from the top starts from
-  the slices of the first bytes the state takes). A token alive to its end is
-  allowed by this pair alone (the lexeme goes on: no parser needed); a token that
-  passes an accepting state strictly inside is a *crossing* candidate.
-- *Crossings*: only they need the parser. Candidates are grouped by their bytes up
-  to the lexeme end (tokens sorted by bytes share a prefix in runs of the ``lcp``
-  array); a group runs its prefix through the parser once (``ESet.run``, memoised per
-  byte on hash-consed sets) and then recurses: the tokens of the prefix's slice are
-  walked from the new set's pairs, from byte ``q`` on. A group of a few candidates
-  runs them one by one instead. A regex is one lexeme that nothing follows: no
+- *Walks* (``walker.Walker.walk``, cached per pair and trie node for the compiled
+  grammar): the tokens' bytes below a node of the vocabulary's byte trie run
+  through the terminal's DFA from that state at once, in numpy, one trie depth at
+  a time (dense over a depth's range when most of it is alive, else over the alive
+  frontier). A token alive to its end is allowed by this pair alone (the lexeme
+  goes on: no parser needed); an alive node in an accepting state that has
+  children is a *crossing*: a lexeme may end there, inside the tokens below it.
+- *Crossings*: only they need the parser. A crossing runs its node's bytes through
+  the parser once (``ESet.run``, memoised per byte on hash-consed sets); if at most
+  ``_FEW_CROSSINGS`` tokens below it are still refused, each runs its remaining
+  bytes from the new set, else the node's subtree is walked from the new set's
+  pairs (recursion). A walk with many crossings first drops, in numpy, those whose
+  tokens are all allowed already. A regex is one lexeme that nothing follows: no
   crossings are collected.
 
 The set's mask (packed int32 words, ``TokenMasker.bitmask``'s layout) is cached on
@@ -31,28 +29,30 @@ o200k_base). EOS is added when the start rule is complete (``can_end``).
 
 Vocabularies that cannot spell every byte (WordPiece: BERT has no space, no
 uppercase in the uncased model) restrict every terminal to the characters the
-vocabulary spells as single tokens (``_Walker.alphabet``); a byte-complete
+vocabulary spells as single tokens (``Walker.alphabet``); a byte-complete
 vocabulary (byte-level BPE, byte fallback) restricts nothing. The masks are exact
 when every character of every token is itself spellable (true of the vocabularies
 tested); otherwise they can only refuse more, never allow a dead end.
 
-Cost (``bench/grammar.py``, o200k_base): the walker, once per vocabulary index
-(~0.2 s: the flattened bytes, ~B bytes plus 24 bytes per token, and the ``lcp``
-array); compile O(grammar) (``automaton``; 1-7 ms for the bench's regexes). A walk is
-O(the alive tokens' alive bytes): 2-5 ms for a narrow state, 20-35 ms for one that
-takes nearly every token (``[^"]*``), then a dict hit. A regex's new DFA state costs
-one walk; a grammar's new parser state costs its pairs' cached walks plus the
-crossing groups (10-60 ms when tokens hold many lexeme ends: runs of spaces under
-``%ignore``, ``------`` under unary minus, each level a new Earley set), and its
-first state warms every walk it reaches (0.1-1.5 s). Tried and measured on the
-arithmetic grammar's random walks (p90 of a new state): running every crossing
-candidate through the parser, 230 ms; grouping every group, 130 ms; the kept mix
-(groups, and a few candidates one by one from their group's prefix), 60 ms. What
-would close the gap: the walks and the Earley steps in compiled code (issue 18), and
-masks cached across parser states that differ only below the top of their stacks
-(xgrammar's context-independent tokens). Memory: a walk's ended ranks and crossing
-groups per (pair, slice); the sets a compiled grammar has reached (held while
-reachable from its start set; ``_CACHE_SIZE`` compiled grammars per vocabulary).
+Cost (``bench/grammar.py``, o200k_base): the walker's trie, once per vocabulary
+index (~0.3 s, ~25 MB: ``walker``); compile O(grammar) (``automaton``; 1-5 ms for
+the bench's regexes). A walk costs ~4 ms for a state that takes nearly every token
+(``[^"]*``; the walk over the flattened token bytes it replaced, 20-35 ms) and
+0.1-1 ms for a narrow one (was 2-3 ms), then a dict hit. A regex's new DFA state
+costs one walk; a grammar's new parser state costs its pairs' cached walks plus its
+crossings: 10-100 ms when tokens hold many lexeme ends (runs of spaces under
+``%ignore``, ``((`` and ``--`` under nesting: each level is a new Earley set, so
+nothing cached on another level applies), most of it ``ESet.run`` per candidate
+token. Tried on the arithmetic grammar's random walks (p90 of a new state): every
+crossing candidate through the parser, 230 ms; a walk per group of candidates
+sharing a prefix, 130 ms; groups plus a few candidates one by one, 60 ms; the trie
+(a crossing is a node, so no grouping step), up to 512 candidates one by one and
+the numpy prefilter, ~30 ms. What would close the gap: the Earley steps in compiled
+code (issue 18), and masks cached across parser states that differ only below the
+top of their stacks (xgrammar's context-independent tokens). Memory: a walk's
+ended ranks and crossing arrays per (pair, node); the sets a compiled grammar has
+reached (held while reachable from its start set; ``_CACHE_SIZE`` compiled
+grammars per vocabulary).
 """
 
 from __future__ import annotations
@@ -71,9 +71,8 @@ from ..bitmask import pack_bitmask
 from ..constraint import Allowed, Constraint, check_id
 from ..healing import Healing
 from ..utf8 import ACCEPT, REJECT, describe_invalid, states_along
-from .automaton import Dfa
-from .charset import normalize
 from .earley import ESet, Grammar
+from .walker import Crossings, Walker
 
 if TYPE_CHECKING:
     from ...tokenizer import Tokenizer
@@ -83,181 +82,38 @@ __all__ = ["GrammarConstraint", "grammar_constraint", "regex_constraint"]
 Int32Array = npt.NDArray[np.int32]
 IntpArray = npt.NDArray[np.intp]
 
-#: At most this many crossing candidates are run one by one; more are grouped by
-#: the prefix up to the lexeme end and walked per group (module notes).
-_FEW_CROSSINGS: Final = 8
-#: At most this many crossing candidates of a walk are grouped in Python.
-_FEW_GROUPED: Final = 64
+#: At most this many refused tokens below a crossing run one by one through the
+#: parser; more walk the crossing's subtree (module notes). Measured on the bench's
+#: grammars: 8 -> 512 took config's first mask from 0.64 s to 0.15 s and
+#: arithmetic's from 0.16 s to 0.05 s (a walk has ~15 numpy calls per depth).
+_FEW_CROSSINGS: Final = 512
+#: A walk with more crossings than this filters them in numpy first (``_resolve``).
+_MANY_CROSSINGS: Final = 256
 #: Compiled grammars kept per vocabulary index (a server reuses a few patterns).
 _CACHE_SIZE: Final = 64
 
 
-class _Walker:
-    """Per vocabulary index: the text tokens' bytes flattened in sorted order, for
-    numpy walks through a DFA (module notes), and the spellable alphabet."""
-
-    def __init__(self, index: VocabIndex) -> None:
-        self.n_vocab = index.n_vocab
-        self.extensions = index.extensions
-        self.order: IntpArray = index.order.astype(np.intp)
-        data = [index.token_bytes[i] for i in self.order]
-        self.data = data
-        n = len(data)
-        self.lens: IntpArray = np.fromiter((len(b) for b in data), dtype=np.intp, count=n)
-        self.offs: IntpArray = np.zeros(n, dtype=np.intp)
-        if n > 1:
-            np.cumsum(self.lens[:-1], out=self.offs[1:])
-        self.flat = np.frombuffer(b"".join(data), dtype=np.uint8)
-        # Every rank, longest token first (walks slice off the tokens that end).
-        self.by_length: IntpArray = np.argsort(-self.lens, kind="stable").astype(np.intp)
-        self.alphabet = _spellable(index)
-        # lcp[r]: the bytes token r shares with token r - 1 (sorted order), so tokens
-        # sharing a q-byte prefix are the runs with lcp >= q.
-        lcp = np.zeros(n, dtype=np.intp)
-        if n > 1:
-            idx = np.arange(1, n)
-            k = 0
-            while idx.size:
-                a, b = idx - 1, idx
-                ok = (self.lens[a] > k) & (self.lens[b] > k)
-                idx = idx[ok]
-                same = self.flat[self.offs[idx - 1] + k] == self.flat[self.offs[idx] + k]
-                idx = idx[same]
-                lcp[idx] += 1
-                k += 1
-        self.lcp = lcp
-
-    def walk(
-        self, dfa: Dfa, state: int, lo: int, hi: int, off: int, *, crossings: bool = True
-    ) -> tuple[IntpArray, IntpArray, IntpArray]:
-        """The tokens of ranks ``[lo, hi)`` (all of them extend the same ``off``
-        bytes) walked through ``dfa`` from ``state`` starting at byte ``off``:
-        ``(ranks alive to their end, crossing ranks, crossing positions)``, a
-        crossing being an accepting state strictly inside the token (module notes;
-        none collected with ``crossings=False``).
-
-        The tokens go longest first, so those that end at a step are a tail (a
-        slice, not a boolean selection); only tokens that die are compacted out."""
-        trans, accepting, lens, flat, offs = dfa.trans, dfa.accepting, self.lens, self.flat, self.offs
-        ended: list[IntpArray] = []
-        row = trans[state]
-        if off == 0 and lo == 0 and hi == len(lens):
-            idx = self.by_length
-        else:
-            idx = np.arange(lo, hi, dtype=np.intp)
-            if off and idx.size and lens[lo] == off:
-                ended.append(idx[:1])  # the token that is exactly the prefix (sorted first)
-                idx = idx[1:]
-            idx = idx[np.argsort(-lens[idx], kind="stable")]
-        pos = offs[idx] + off  # each token's next byte in `flat`
-        st = row[flat[pos]].astype(np.intp)
-        alive = st >= 0
-        idx, st, pos = idx[alive], st[alive], pos[alive]
-        neg = -lens[idx]  # ascending: the lengths descending
-        table = trans.reshape(-1)  # state s, byte b -> table[s * 256 + b]
-        cross_r: list[IntpArray] = []
-        cross_q: list[IntpArray] = []
-        p = off + 1
-        while idx.size:
-            k = int(np.searchsorted(neg, -p))  # how many are longer than p
-            if k < idx.size:
-                ended.append(idx[k:])
-                idx, st, neg, pos = idx[:k], st[:k], neg[:k], pos[:k]
-                if not k:
-                    break
-            acc = accepting[st] if crossings else None
-            if acc is not None and acc.any():
-                cross_r.append(idx[acc])
-                cross_q.append(np.full(int(acc.sum()), p, dtype=np.intp))
-            pos += 1
-            st <<= 8
-            st += flat[pos]
-            st = table[st].astype(np.intp)
-            alive = st >= 0
-            if not alive.all():
-                idx, st, neg, pos = idx[alive], st[alive], neg[alive], pos[alive]
-            p += 1
-        empty = np.zeros(0, dtype=np.intp)
-        return (
-            np.concatenate(ended) if ended else empty,
-            np.concatenate(cross_r) if cross_r else empty,
-            np.concatenate(cross_q) if cross_q else empty,
-        )
-
-    def group_cuts(self, ranks: IntpArray, q: int) -> IntpArray:
-        """For sorted distinct ``ranks``: the positions ``i`` where ``ranks[i]`` does
-        not share its first ``q`` bytes with ``ranks[i - 1]`` (some token between
-        them, or itself, has a shorter common prefix with its predecessor)."""
-        if ranks.size < 2:
-            return np.zeros(0, dtype=np.intp)
-        span = self.lcp[1 : int(ranks[-1]) + 1]  # span[j] = lcp[j + 1]
-        low = np.minimum.reduceat(span, ranks[:-1])
-        return np.flatnonzero(low < q) + 1
-
-
-def _spellable(index: VocabIndex) -> tuple[tuple[int, int], ...] | None:
-    """The characters the vocabulary can spell (module notes): None (all) when every
-    byte a UTF-8 text can hold is a one-byte token; else the characters that are
-    whole tokens by themselves."""
-    trie = index.trie
-    if all(bytes((b,)) in trie for b in range(0xF5) if b not in (0xC0, 0xC1)):
-        return None
-    chars: set[int] = set()
-    for data in index.token_bytes:
-        if 0 < len(data) <= 4:
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError:
-                continue
-            if len(text) == 1:
-                chars.add(ord(text))
-    return normalize((c, c) for c in chars)
-
-
-_walkers: Final = PerIndex(_Walker)
-
-
-#: Crossing candidates of one walk, grouped by the prefix up to the lexeme end:
-#: (prefix length q, the prefix's slice [lo, hi) of ranks, the candidates' ranks).
-_Group = tuple[int, int, int, IntpArray]
+_walkers: Final = PerIndex(Walker)
 
 
 class _Compiled:
     """A grammar compiled for one vocabulary: the parser, the walker, the walk cache
     and whether crossings can matter (not for a single lexeme)."""
 
-    def __init__(self, grammar: Grammar, walker: _Walker, *, single_lexeme: bool) -> None:
+    def __init__(self, grammar: Grammar, walker: Walker, *, single_lexeme: bool) -> None:
         self.grammar = grammar
         self.walker = walker
         self.single_lexeme = single_lexeme
-        self._walks: dict[tuple[int, int, int, int, int], tuple[IntpArray, list[_Group]]] = {}
+        self._walks: dict[tuple[int, int, int], tuple[IntpArray, Crossings]] = {}
 
-    def walk(self, terminal: int, state: int, lo: int, hi: int, off: int) -> tuple[IntpArray, list[_Group]]:
-        """The walker's walk, cached, with its crossing candidates grouped by prefix."""
-        key = (terminal, state, lo, hi, off)
+    def walk(self, terminal: int, state: int, node: int) -> tuple[IntpArray, Crossings]:
+        """The walker's walk from ``node``, cached."""
+        key = (terminal, state, node)
         found = self._walks.get(key)
         if found is None:
             # Two threads may both compute it: the same value, so no lock.
-            w = self.walker
-            ended, cr, cq = w.walk(self.grammar.dfas[terminal], state, lo, hi, off, crossings=not self.single_lexeme)
-            groups: list[_Group] = []
-            if self.single_lexeme:
-                pass
-            elif cr.size <= _FEW_GROUPED:
-                # Few: group in Python (numpy's per-call cost would dominate).
-                by_prefix: dict[bytes, list[int]] = {}
-                for r, q in zip(cr.tolist(), cq.tolist()):
-                    by_prefix.setdefault(w.data[r][:q], []).append(r)
-                for prefix, members in by_prefix.items():
-                    glo, ghi = w.extensions(prefix)
-                    groups.append((len(prefix), glo, ghi, np.asarray(sorted(set(members)), dtype=np.intp)))
-            else:
-                for q in np.unique(cq).tolist():
-                    rs = np.unique(cr[cq == q])
-                    for part in np.split(rs, w.group_cuts(rs, q)):
-                        glo, ghi = w.extensions(w.data[int(part[0])][:q])
-                        groups.append((q, glo, ghi, part))
-            found = self._walks[key] = (ended, groups)
+            dfa = self.grammar.dfas[terminal]
+            found = self._walks[key] = self.walker.walk(dfa, state, node, crossings=not self.single_lexeme)
         return found
 
     def words(self, s: ESet) -> Int32Array:
@@ -267,45 +123,55 @@ class _Compiled:
             return cached
         w = self.walker
         allowed = np.zeros(len(w.order), dtype=np.bool_)
-        self._resolve(s, allowed, 0, len(w.order), 0, set())
+        self._resolve(s, allowed, 0, set())
         mask = np.zeros(w.n_vocab, dtype=np.bool_)
         mask[w.order[allowed]] = True
         words = pack_bitmask(mask)
         s.cache = words
         return words
 
-    def _resolve(
-        self, s: ESet, allowed: npt.NDArray[np.bool_], lo: int, hi: int, off: int, seen: set[tuple[int, int, int]]
-    ) -> None:
-        """Mark in ``allowed`` (per rank) the tokens of ``[lo, hi)``, which share
-        their first ``off`` bytes, whose remaining bytes set ``s`` (the set after those
-        bytes) takes without dying. Tokens alive through one lexeme come from the
-        cached walks; crossing candidates come grouped by the prefix up to the lexeme
-        end, and a group recurses from the set after its prefix (one ``ESet.run`` per
-        group, not per token); a small group runs its candidates one by one."""
-        groups: list[_Group] = []
+    def _resolve(self, s: ESet, allowed: npt.NDArray[np.bool_], node: int, seen: set[tuple[int, int]]) -> None:
+        """Mark in ``allowed`` (per rank) the tokens below trie ``node`` whose
+        remaining bytes set ``s`` (the set after the node's bytes) takes without
+        dying. Tokens alive through one lexeme come from the cached walks; at a
+        crossing (a node where a lexeme may end) the parser runs the node's bytes
+        once and the tokens below it are walked from the new set (one ``ESet.run``
+        per crossing, not per token); a crossing with few candidates runs them one
+        by one."""
+        found: list[Crossings] = []
         for terminal, state in s.pairs:
-            ended, g = self.walk(terminal, state, lo, hi, off)
+            ended, c = self.walk(terminal, state, node)
             allowed[ended] = True
-            groups.extend(g)
+            if c.node.size:
+                found.append(c)
         data = self.walker.data
-        for q, glo, ghi, cands in groups:
-            todo = cands[~allowed[cands]]
-            if not todo.size:
-                continue
-            nxt = s.run(data[glo][off:q])  # the group's shared prefix, once
-            if nxt is None:
-                continue
-            if todo.size <= _FEW_CROSSINGS:
-                for t in todo.tolist():
-                    if nxt.run(data[t][q:]) is not None:
-                        allowed[t] = True
-                continue
-            # The same set and group via another pair or lexeme split: once.
-            key = (id(nxt), glo, q)
-            if key not in seen:
-                seen.add(key)
-                self._resolve(nxt, allowed, glo, ghi, q, seen)
+        off = int(self.walker.depth[node])
+        for c in found:
+            if len(c.node) > _MANY_CROSSINGS:
+                # Most crossings' candidates are already allowed (the lexeme goes on
+                # through them): keep, at C speed, those with one still refused. The
+                # loop checks again, as earlier crossings allow more.
+                refused = np.concatenate([[0], np.cumsum(~allowed)])
+                c = Crossings(*(a[refused[c.hi] > refused[c.cand]] for a in c))
+            rows = zip(c.q.tolist(), c.node.tolist(), c.lo.tolist(), c.cand.tolist(), c.hi.tolist())
+            for q, below, lo, cand, hi in rows:
+                rest = allowed[cand:hi]
+                pending = rest.size - np.count_nonzero(rest)
+                if not pending:
+                    continue
+                nxt = s.run(data[lo][off:q])  # the crossing's bytes, once
+                if nxt is None:
+                    continue
+                if pending <= _FEW_CROSSINGS:
+                    for t in (cand + np.flatnonzero(~rest)).tolist():
+                        if nxt.run(data[t][q:]) is not None:
+                            allowed[t] = True
+                    continue
+                # The same set and node via another pair or lexeme split: once.
+                key = (id(nxt), below)
+                if key not in seen:
+                    seen.add(key)
+                    self._resolve(nxt, allowed, below, seen)
 
 
 #: A grammar constraint's value: (the Earley set, whether EOS was accepted).
@@ -359,7 +225,7 @@ class _Compiler:
         self._lru: OrderedDict[tuple[object, ...], _Compiled] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: tuple[object, ...], build: Callable[[_Walker], _Compiled]) -> _Compiled:
+    def get(self, key: tuple[object, ...], build: Callable[[Walker], _Compiled]) -> _Compiled:
         with self._lock:
             found = self._lru.get(key)
             if found is not None:
@@ -409,7 +275,7 @@ def _constraint(
     data = _prefix_bytes(prefix)
     what = "pattern" if key[0] == "regex" else "grammar"
 
-    def compile_for(walker: _Walker) -> _Compiled:
+    def compile_for(walker: Walker) -> _Compiled:
         grammar, single = build(walker.alphabet, data)
         return _Compiled(grammar, walker, single_lexeme=single)
 

@@ -1,0 +1,112 @@
+"""The grammar engine's vocabulary trie and its numpy walks (``grammar.walker``).
+
+The trie is checked against the vocabulary index it is built from (every node's
+bytes, parent chain and token slice against ``VocabIndex.extensions``), and
+``Walker.walk`` against ``Walker.walk_reference``, its definition in plain Python
+(each token's bytes through ``Dfa.run``), for hypothesis regexes from random DFA
+states and random trie nodes, on four kinds of vocabulary.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from helpers import fixture_tokenizer
+from hypothesis import given
+from hypothesis import strategies as st
+from regex_strategy import regexes
+from strategies import hyp_settings
+
+from tokstream.constrain.grammar.automaton import compile_dfa
+from tokstream.constrain.grammar.constraint import _walkers
+from tokstream.constrain.grammar.regex import parse_regex
+from tokstream.constrain.grammar.walker import Walker
+from tokstream.errors import UnsupportedGrammarError
+
+TIDS = ("o200k_base", "hf/llama3_tokenizer.json", "hf/mistral_7b_v1_tokenizer.json", "hf/bert_minilm_tokenizer.json")
+
+
+def _walker(tid: str) -> Walker:
+    return _walkers(fixture_tokenizer(tid).vocab.index)
+
+
+def _spelling(w: Walker, node: int) -> bytes:
+    out = []
+    while node:
+        out.append(int(w.byte[node]))
+        node = int(w.parent[node])
+    return bytes(reversed(out))
+
+
+@pytest.mark.parametrize("tid", TIDS)
+def test_trie_matches_the_index(tid: str) -> None:
+    """Every rank's node spells its bytes; a node's ranks are the index's extensions
+    of its bytes, its own spelling first; children are contiguous and one byte deeper."""
+    index = fixture_tokenizer(tid).vocab.index
+    w = _walker(tid)
+    rng = random.Random(0)
+    n = len(w.data)
+    assert n == len(index.order)
+    for r in rng.sample(range(n), 300) + [0, n - 1]:
+        data = w.data[r]
+        assert _spelling(w, int(w.rank_node[r])) == data
+        for depth in {1, len(data) // 2, len(data)} - {0}:
+            v = w.node_of(r, depth)
+            assert int(w.depth[v]) == depth and _spelling(w, v) == data[:depth]
+            assert (int(w.sub_lo[v]), int(w.sub_hi[v])) == index.extensions(data[:depth])
+            own = [k for k in range(int(w.sub_lo[v]), int(w.sub_hi[v])) if w.data[k] == data[:depth]]
+            assert own == list(range(int(w.sub_lo[v]), int(w.sub_lo[v]) + int(w.tok_n[v])))
+            kids = range(int(w.child_lo[v]), int(w.child_hi[v]))
+            assert all(int(w.parent[k]) == v and int(w.depth[k]) == depth + 1 for k in kids)
+    # Every distinct nonempty prefix of a token is one node.
+    prefixes = {d[:k] for d in w.data for k in range(1, len(d) + 1)}
+    assert len(w.byte) == len(prefixes) + 1
+
+
+def _check_walk(w: Walker, pattern: str, seed: int) -> None:
+    try:
+        dfa = compile_dfa(parse_regex(pattern), w.alphabet)
+    except UnsupportedGrammarError:
+        return
+    if dfa is None:  # nothing the vocabulary spells matches
+        return
+    rng = random.Random(seed)
+    n = len(w.data)
+    for _ in range(3):
+        state = rng.randrange(dfa.n_states)
+        r = rng.randrange(n)
+        node = w.node_of(r, rng.randint(1, min(2, len(w.data[r]))))
+        ended, crossings = w.walk(dfa, state, node)
+        want_alive, want_cross = w.walk_reference(dfa, state, node)
+        assert sorted(ended.tolist()) == want_alive, (pattern, state, node)
+        got = {(k, q) for q, _, _, cand, hi in zip(*(a.tolist() for a in crossings)) for k in range(cand, hi)}
+        assert got == set(want_cross), (pattern, state, node)
+        assert crossings.q.tolist() == sorted(crossings.q.tolist())  # shallowest first
+        ended_only, none = w.walk(dfa, state, node, crossings=False)
+        assert np.array_equal(np.sort(ended_only), np.sort(ended)) and not none.node.size
+
+
+@pytest.mark.parametrize("tid", TIDS)
+@hyp_settings(30)
+@given(pattern=regexes("ae t.0"), seed=st.integers(0, 2**32 - 1))
+def test_walk_equals_its_definition(tid: str, pattern: str, seed: int) -> None:
+    """The numpy walk (dense and sparse depths) equals the per-token Python walk."""
+    _check_walk(_walker(tid), pattern, seed)
+
+
+@pytest.mark.parametrize("tid", TIDS)
+@pytest.mark.parametrize("pattern", [r"[^\"]*", r" ?[a-z]+( [a-z]+)*", r"\w+", r"[0-9]{1,3}(,[0-9]{3})*"])
+def test_walk_from_the_root(tid: str, pattern: str) -> None:
+    """From the root, over the whole vocabulary (permissive states run dense)."""
+    w = _walker(tid)
+    dfa = compile_dfa(parse_regex(pattern), w.alphabet)
+    assert dfa is not None
+    for state in range(min(dfa.n_states, 2)):
+        ended, crossings = w.walk(dfa, state, 0)
+        want_alive, want_cross = w.walk_reference(dfa, state, 0)
+        assert sorted(ended.tolist()) == want_alive
+        assert {(k, q) for q, _, _, cand, hi in zip(*(a.tolist() for a in crossings)) for k in range(cand, hi)} == set(
+            want_cross
+        )
