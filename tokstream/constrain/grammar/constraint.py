@@ -35,7 +35,7 @@ when every character of every token is itself spellable (true of the vocabularie
 tested); otherwise they can only refuse more, never allow a dead end.
 
 Cost (``bench/grammar.py``, o200k_base): the walker's trie, once per vocabulary
-index (~0.3 s, ~25 MB: ``walker``); compile O(grammar) (``automaton``; 1-5 ms for
+index (~0.3 s, 28 MB: ``walker``); compile O(grammar) (``automaton``; 1-5 ms for
 the bench's regexes). A walk costs ~4 ms for a state that takes nearly every token
 (``[^"]*``; the walk over the flattened token bytes it replaced, 20-35 ms) and
 0.1-1 ms for a narrow one (was 2-3 ms), then a dict hit. A regex's new DFA state
