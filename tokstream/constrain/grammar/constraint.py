@@ -47,7 +47,12 @@ token. Tried on the arithmetic grammar's random walks (p90 of a new state): ever
 crossing candidate through the parser, 230 ms; a walk per group of candidates
 sharing a prefix, 130 ms; groups plus a few candidates one by one, 60 ms; the trie
 (a crossing is a node, so no grouping step), up to 512 candidates one by one and
-the numpy prefilter, ~30 ms. What would close the gap: the Earley steps in compiled
+the numpy prefilter, ~30 ms. Tried after that and dropped (pooled grammar p99 on the
+bench, 11-13 ms kept): stepping the parser down a small crossing's subtree of the
+trie, pruning dead bytes (16-75 ms: it also visits tokens already allowed); running
+the refused candidates as groups that share a byte (13-17 ms: the grouping costs a
+Python step per candidate and byte, as a run does); inlining the closure's ``add``
+(no change measurable). What would close the gap: the Earley steps in compiled
 code (issue 18), and masks cached across parser states that differ only below the
 top of their stacks (xgrammar's context-independent tokens). Memory: a walk's
 ended ranks and crossing arrays per (pair, node); the sets a compiled grammar has
