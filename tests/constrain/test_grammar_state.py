@@ -9,6 +9,7 @@ algebra must make paths commute), ``re.fullmatch``, or the Earley oracle
 
 from __future__ import annotations
 
+import gc
 import random
 import re
 from typing import Any
@@ -196,3 +197,42 @@ def test_heal_then_regex(tid: str, seed: int) -> None:
         assert re.fullmatch(pattern, out[len(h.prefix) :].decode())
         # the kept prompt plus the output is the whole prompt, then a match
         assert tok.decode_bytes(h.prompt_ids) + out == tok.decode_bytes(ids) + out[len(h.prefix) :]
+
+
+# -- memory: a grammar forgets the sets no state holds ---------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["arith", "lists"])
+def test_forgetting_sets_keeps_masks_and_bounds_memory(name: str) -> None:
+    """A grammar that clears its memos every few new sets (``Grammar.max_sets``) gives
+    the same masks as one that keeps them, and holds only a bounded number of sets
+    across many outputs of a recursive grammar (each nesting level is a new set)."""
+    tid = "o200k_base"
+    tok = fixture_tokenizer(tid)
+    eos = eos_of(tid)
+    keep = tokstream.grammar_constraint(tok, GRAMMARS[name], eos_id=eos)
+    # Another compile of the same language (the source differs by a comment line).
+    lean = tokstream.grammar_constraint(tok, GRAMMARS[name] + "\n// forgetful\n", eos_id=eos)
+    grammar = lean._compiled.grammar
+    assert grammar is not keep._compiled.grammar
+    grammar.max_sets = 40
+    rng = random.Random(name)
+    high = 0
+    for _ in range(12):
+        a, b = keep.fork(), lean.fork()
+        for _ in range(12):
+            ids = a.allowed_ids()
+            assert np.array_equal(ids, b.allowed_ids())
+            assert a.can_end == b.can_end
+            choices = [int(i) for i in ids if i != eos]
+            if not choices:
+                break
+            t = rng.choice(choices)
+            assert a.accept(t) and b.accept(t)
+        del a, b
+        gc.collect()
+        high = max(high, len(grammar._intern))
+    # A set held by a memo also holds the sets its items started in (their origins),
+    # so the bound is a few times max_sets; without forgetting it grows per output.
+    assert high <= 8 * grammar.max_sets, f"{high} sets held with max_sets={grammar.max_sets}"
+    assert len(keep._compiled.grammar._intern) > high  # the memos alone keep more

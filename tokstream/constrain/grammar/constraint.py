@@ -135,7 +135,7 @@ class _Compiled:
         s.cache = words
         return words
 
-    def _resolve(self, s: ESet, allowed: npt.NDArray[np.bool_], node: int, seen: set[tuple[int, int]]) -> None:
+    def _resolve(self, s: ESet, allowed: npt.NDArray[np.bool_], node: int, seen: set[tuple[ESet, int]]) -> None:
         """Mark in ``allowed`` (per rank) the tokens below trie ``node`` whose
         remaining bytes set ``s`` (the set after the node's bytes) takes without
         dying. Tokens alive through one lexeme come from the cached walks; at a
@@ -172,8 +172,9 @@ class _Compiled:
                         if nxt.run(data[t][q:]) is not None:
                             allowed[t] = True
                     continue
-                # The same set and node via another pair or lexeme split: once.
-                key = (id(nxt), below)
+                # The same set and node via another pair or lexeme split: once. (The
+                # set itself is the key, not its id: a grammar may forget sets.)
+                key = (nxt, below)
                 if key not in seen:
                     seen.add(key)
                     self._resolve(nxt, allowed, below, seen)

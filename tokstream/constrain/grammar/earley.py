@@ -29,8 +29,13 @@ scan left can be completed: "not dead" is "some continuation completes the outpu
 
 Cost: a byte costs O(scans) DFA steps plus the closure of the new set (O(items x
 rules per symbol)); ``ESet.step`` memoises per byte, so bytes already seen from a set
-cost one dict lookup. Sets live as long as a constraint state or another set holds
-them (the intern table is weak).
+cost one dict lookup. Sets live as long as a constraint state or another set's memo
+holds them (the intern table is weak). The memos would keep every set ever reached
+from the start set, and a recursive grammar reaches new sets without end (each
+nesting level of ``((1`` is one): ~4 KB a set, ~1,200 sets per 40-token arithmetic
+output on o200k_base. So after ``MAX_SETS`` new sets a grammar clears every set's
+memo (``Grammar.forget``): the sets no constraint holds are freed with their masks,
+and the next visit recomputes them (a first mask's cost, once per ``MAX_SETS``).
 """
 
 from __future__ import annotations
@@ -46,7 +51,10 @@ from ...errors import TokstreamError, UnsupportedGrammarError
 from .automaton import Dfa, compile_dfa
 from .nodes import Alt, Node, Repeat
 
-__all__ = ["ESet", "Grammar"]
+__all__ = ["MAX_SETS", "ESet", "Grammar"]
+
+#: New sets a grammar makes before it clears its memos (module notes): ~32 MB of sets.
+MAX_SETS: Final = 8192
 
 #: A dotted item: (rule id, dot, origin set or None for "this set").
 Item = tuple[int, int, Optional["ESet"]]
@@ -143,6 +151,8 @@ class Grammar:
         self.nullable = self._nullable()
         self._intern: weakref.WeakValueDictionary[frozenset[Scan], ESet] = weakref.WeakValueDictionary()
         self._lock = threading.Lock()
+        self.max_sets = MAX_SETS
+        self._made = 0  # new sets since the memos were last cleared
         self.initial = ESet.closure(self, [], [(r, 0, None) for r in self.by_lhs[self.start]])
 
     def _prune(self) -> None:
@@ -187,7 +197,22 @@ class Grammar:
                 if found is None:
                     found = ESet.closure(self, list(scans), [])
                     self._intern[scans] = found
+                    self._made += 1
+                    if self._made > self.max_sets:
+                        self._forget_locked()
         return found
+
+    def forget(self) -> None:
+        """Clear every set's memo of its successors (module notes): the sets that no
+        constraint state holds are freed, masks included. Results stay exact; a state
+        visited again is recomputed."""
+        with self._lock:
+            self._forget_locked()
+
+    def _forget_locked(self) -> None:
+        self._made = 0
+        for s in list(self._intern.values()):
+            s._next.clear()
 
 
 def _bytes_dfa(data: bytes) -> Dfa:
