@@ -53,9 +53,10 @@ trie, pruning dead bytes (16-75 ms: it also visits tokens already allowed); runn
 the refused candidates as groups that share a byte (13-17 ms: the grouping costs a
 Python step per candidate and byte, as a run does); stepping a crossing's first byte
 once per child of its node before the runs (10.3-10.7 ms against 9.2-16 ms: within
-the noise); inlining the closure's ``add`` (no change measurable). What would close the gap: the Earley steps in compiled
-code (issue 18), and masks cached across parser states that differ only below the
-top of their stacks (xgrammar's context-independent tokens). Memory: a walk's
+the noise); inlining the closure's ``add`` (no change measurable). What would close
+the gap: the Earley steps in compiled code (issue 18), and masks cached across
+parser states that differ only below the top of their stacks (xgrammar's
+context-independent tokens). Memory: a walk's
 ended ranks and crossing arrays per (pair, node); the sets a compiled grammar has
 reached (held while reachable from its start set; ``_CACHE_SIZE`` compiled
 grammars per vocabulary).

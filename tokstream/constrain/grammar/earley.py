@@ -34,7 +34,7 @@ holds them (the intern table is weak). The memos would keep every set ever reach
 from the start set, and a recursive grammar reaches new sets without end (each
 nesting level of ``((1`` is one): ~4 KB a set, ~1,200 sets per 40-token arithmetic
 output on o200k_base. So after ``MAX_SETS`` new sets a grammar clears every set's
-memo (``Grammar.forget``): the sets no constraint holds are freed with their masks,
+memo (``Grammar._forget``): the sets no constraint holds are freed with their masks,
 and the next visit recomputes them (a first mask's cost, once per ``MAX_SETS``).
 """
 
@@ -199,17 +199,13 @@ class Grammar:
                     self._intern[scans] = found
                     self._made += 1
                     if self._made > self.max_sets:
-                        self._forget_locked()
+                        self._forget()
         return found
 
-    def forget(self) -> None:
-        """Clear every set's memo of its successors (module notes): the sets that no
-        constraint state holds are freed, masks included. Results stay exact; a state
-        visited again is recomputed."""
-        with self._lock:
-            self._forget_locked()
-
-    def _forget_locked(self) -> None:
+    def _forget(self) -> None:
+        """Clear every set's memo of its successors (module notes; under the lock):
+        the sets no constraint state holds are freed, masks included. Results stay
+        exact; a state visited again is recomputed."""
         self._made = 0
         for s in list(self._intern.values()):
             s._next.clear()

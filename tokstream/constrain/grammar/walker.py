@@ -217,19 +217,12 @@ class Walker:
             n_alive = int(np.count_nonzero(alive))
             if not n_alive:
                 break
+            alive_nodes, alive_states = a + np.flatnonzero(alive), st[alive]
+            self._collect(alive_nodes, alive_states, accepting, ended, found, crossings)
             if n_alive < _DENSE * (b - a):
-                nodes = a + np.flatnonzero(alive)
-                states = st[alive]
-                self._collect(nodes, states, accepting, ended, found, crossings)
+                nodes, states = alive_nodes, alive_states
             else:
                 states, base = st, a
-                t = alive & self.has_tok[a:b]
-                if t.any():
-                    ended.append(a + np.flatnonzero(t))
-                if crossings:
-                    c = alive & accepting[st] & self.has_kids[a:b]
-                    if c.any():
-                        found.append(a + np.flatnonzero(c))
         ranks = self.ranks(np.concatenate(ended)) if ended else _EMPTY
         return ranks, self._crossings(np.concatenate(found)) if found else _NO_CROSSINGS
 
