@@ -41,10 +41,11 @@ import numpy as np
 import numpy.typing as npt
 
 from ...errors import UnsupportedGrammarError
-from .charset import Ranges, intersect, normalize
-from .nodes import Alt, Chars, Concat, Node, Repeat
+from .charset import Ranges, normalize
+from .charset import intersect as intersect_ranges
+from .nodes import Alt, Chars, Concat, Machine, Node, Repeat
 
-__all__ = ["MAX_STATES", "Dfa", "compile_dfa", "utf8_sequences"]
+__all__ = ["MAX_STATES", "Dfa", "compile_dfa", "difference", "intersect", "is_empty", "utf8_sequences"]
 
 #: Bound on NFA and DFA states per terminal.
 MAX_STATES = 50_000
@@ -182,6 +183,7 @@ class _Nfa:
         self.edges: list[list[tuple[frozenset[int], int]]] = []
         self.classes = classes
         self.set_index = set_index
+        self._memo: dict[tuple[int, int], int] = {}
 
     def new(self) -> int:
         if len(self.eps) >= MAX_STATES:
@@ -193,43 +195,56 @@ class _Nfa:
         self.edges.append([])
         return len(self.eps) - 1
 
-    def build(self, node: Node, start: int) -> int:
-        """Add ``node`` from ``start``; return its end state."""
+    def build(self, node: Node, end: int) -> int:
+        """Add ``node`` leading to ``end``; return its start state. Built backwards so
+        that a subtree object used twice before the same continuation (a compiler's
+        shared suffix: JSON Schema's optional properties) is built once: memoised on
+        ``(id(node), end)`` (the caller keeps the tree alive)."""
+        key = (id(node), end)
+        found = self._memo.get(key)
+        if found is not None:
+            return found
         if isinstance(node, Chars):
-            end = self.new()
+            start = self.new()
             cls = self.classes.of_set[self.set_index[node.ranges]]
             if cls:
                 self.edges[start].append((cls, end))
-            return end
-        if isinstance(node, Concat):
-            for item in node.items:
+        elif isinstance(node, Concat):
+            start = end
+            for item in reversed(node.items):
                 start = self.build(item, start)
-            return start
-        if isinstance(node, Alt):
-            end = self.new()
+        elif isinstance(node, Alt):
+            start = self.new()
             for item in node.items:
-                s = self.new()
-                self.eps[start].append(s)
-                self.eps[self.build(item, s)].append(end)
-            return end
-        if isinstance(node, Repeat):
-            for _ in range(node.min):
-                start = self.build(node.item, start)
+                self.eps[start].append(self.build(item, end))
+        elif isinstance(node, Machine):
+            states = [self.new() for _ in node.accepting]
+            for s, edges in enumerate(node.edges):
+                for item, t in edges:
+                    self.eps[states[s]].append(self.build(item, states[t]))
+                if node.accepting[s]:
+                    self.eps[states[s]].append(end)
+            start = states[0]
+        elif isinstance(node, Repeat):
+            start = end
             if node.max is None:
                 # A loop: start -> item -> back to start; exit from start.
-                s = self.new()
-                self.eps[start].append(s)
-                self.eps[self.build(node.item, s)].append(start)
-                end = self.new()
+                start = self.new()
                 self.eps[start].append(end)
-                return end
-            end = self.new()
-            for _ in range(node.max - node.min):
-                self.eps[start].append(end)
+                self.eps[start].append(self.build(node.item, start))
+            else:
+                for _ in range(node.max - node.min):
+                    # An optional copy: skip straight to the end, or one more item.
+                    opt = self.new()
+                    self.eps[opt].append(end)
+                    self.eps[opt].append(self.build(node.item, start))
+                    start = opt
+            for _ in range(node.min):
                 start = self.build(node.item, start)
-            self.eps[start].append(end)
-            return end
-        raise TypeError(f"not a regex tree node: {node!r}")  # pragma: no cover - a caller bug
+        else:  # pragma: no cover - a caller bug
+            raise TypeError(f"not a regex tree node: {node!r}")
+        self._memo[key] = start
+        return start
 
     def closure(self, states: set[int]) -> frozenset[int]:
         stack = list(states)
@@ -243,96 +258,208 @@ class _Nfa:
         return frozenset(seen)
 
 
-def _collect(node: Node, out: set[Ranges]) -> None:
+def _collect(node: Node, out: set[Ranges], seen: set[int] | None = None) -> None:
+    if seen is None:
+        seen = set()
+    if id(node) in seen:  # a shared subtree: once (a compiler's DAG stays linear)
+        return
+    seen.add(id(node))
     if isinstance(node, Chars):
         out.add(node.ranges)
     elif isinstance(node, Repeat):
-        _collect(node.item, out)
+        _collect(node.item, out, seen)
+    elif isinstance(node, Machine):
+        for edges in node.edges:
+            for item, _ in edges:
+                _collect(item, out, seen)
     else:
         for item in node.items:
-            _collect(item, out)
+            _collect(item, out, seen)
 
 
-def _restricted(node: Node, alphabet: Ranges | None) -> Node:
+def _restricted(node: Node, alphabet: Ranges | None, memo: dict[int, Node] | None = None) -> Node:
     if alphabet is None:
         return node
+    if memo is None:
+        memo = {}
+    found = memo.get(id(node))
+    if found is not None:  # shared subtrees stay shared (``_Nfa.build`` memoises on them)
+        return found
+    out: Node
     if isinstance(node, Chars):
-        return Chars(intersect(node.ranges, alphabet))
-    if isinstance(node, Repeat):
-        return Repeat(_restricted(node.item, alphabet), node.min, node.max)
-    if isinstance(node, Concat):
-        return Concat(tuple(_restricted(i, alphabet) for i in node.items))
-    return Alt(tuple(_restricted(i, alphabet) for i in node.items))
+        out = Chars(intersect_ranges(node.ranges, alphabet))
+    elif isinstance(node, Repeat):
+        out = Repeat(_restricted(node.item, alphabet, memo), node.min, node.max)
+    elif isinstance(node, Concat):
+        out = Concat(tuple(_restricted(i, alphabet, memo) for i in node.items))
+    elif isinstance(node, Machine):
+        edges = tuple(tuple((_restricted(i, alphabet, memo), t) for i, t in row) for row in node.edges)
+        out = Machine(edges, node.accepting)
+    else:
+        out = Alt(tuple(_restricted(i, alphabet, memo) for i in node.items))
+    memo[id(node)] = out
+    return out
+
+
+class _CharDfa:
+    """A character-level DFA over the classes of ``classes``: ``rows[s]`` maps a
+    class id to the next state (missing: dead), ``accepting[s]``; state 0 the start.
+    Not pruned: a state may be dead (``live``)."""
+
+    def __init__(self, rows: list[dict[int, int]], accepting: list[bool], classes: _Classes) -> None:
+        self.rows = rows
+        self.accepting = accepting
+        self.classes = classes
+
+    def live(self) -> list[bool]:
+        """Per state: whether an accepting state is reachable (reverse search)."""
+        back: list[list[int]] = [[] for _ in self.rows]
+        for s, row in enumerate(self.rows):
+            for t in set(row.values()):
+                back[t].append(s)
+        live = list(self.accepting)
+        stack = [s for s, a in enumerate(self.accepting) if a]
+        while stack:
+            for p in back[stack.pop()]:
+                if not live[p]:
+                    live[p] = True
+                    stack.append(p)
+        return live
+
+    def pruned(self) -> _CharDfa | None:
+        """The same language over live states only (start kept 0); None if empty."""
+        live = self.live()
+        if not live[0]:
+            return None
+        new_id: dict[int, int] = {}
+        for s in range(len(self.rows)):
+            if live[s]:
+                new_id[s] = len(new_id)
+        rows = [{c: new_id[t] for c, t in self.rows[s].items() if live[t]} for s in new_id]
+        return _CharDfa(rows, [self.accepting[s] for s in new_id], self.classes)
+
+    def machine(self) -> Node:
+        """As a ``Machine`` node (edges read the classes' code points)."""
+        pruned = self.pruned()
+        if pruned is None:
+            return Chars(())
+        edges: list[tuple[tuple[Node, int], ...]] = []
+        for row in pruned.rows:
+            by_target: dict[int, list[int]] = {}
+            for c, t in row.items():
+                by_target.setdefault(t, []).append(c)
+            edges.append(
+                tuple(
+                    (Chars(normalize(r for c in cls for r in self.classes.ranges[c])), t)
+                    for t, cls in sorted(by_target.items())
+                )
+            )
+        return Machine(tuple(edges), tuple(pruned.accepting))
+
+
+def _char_dfas(trees: Sequence[Node], alphabet: Ranges | None = None) -> list[_CharDfa]:
+    """The character-level DFAs of ``trees`` (subset construction over one class
+    partition shared by all, so that products can pair their classes)."""
+    trees = [_restricted(t, alphabet) for t in trees]
+    sets: set[Ranges] = set()
+    for tree in trees:
+        _collect(tree, sets)
+    set_list = sorted(sets)
+    classes = _Classes(set_list)
+    out: list[_CharDfa] = []
+    for tree in trees:
+        nfa = _Nfa(classes, {r: k for k, r in enumerate(set_list)})
+        final = nfa.new()
+        start = nfa.build(tree, final)
+        # Subset construction over class ids.
+        first = nfa.closure({start})
+        dstates: dict[frozenset[int], int] = {first: 0}
+        queue = [first]
+        dtrans: list[dict[int, int]] = []
+        while len(dtrans) < len(queue):
+            cur = queue[len(dtrans)]
+            moves: dict[int, set[int]] = {}
+            for s in cur:
+                for cls, t in nfa.edges[s]:
+                    for c in cls:
+                        moves.setdefault(c, set()).add(t)
+            row: dict[int, int] = {}
+            by_target: dict[frozenset[int], int] = {}
+            for c, targets in moves.items():
+                key = frozenset(targets)
+                nxt = by_target.get(key)
+                if nxt is None:
+                    closed = nfa.closure(targets)
+                    nxt = dstates.get(closed)
+                    if nxt is None:
+                        if len(dstates) >= MAX_STATES:
+                            raise UnsupportedGrammarError(
+                                f"the expression needs more than {MAX_STATES} DFA states; simplify it"
+                            )
+                        nxt = dstates[closed] = len(dstates)
+                        queue.append(closed)
+                    by_target[key] = nxt
+                row[c] = nxt
+            dtrans.append(row)
+        out.append(_CharDfa(dtrans, [final in st for st in queue], classes))
+    return out
 
 
 def compile_dfa(tree: Node, alphabet: Ranges | None = None) -> Dfa | None:
     """The live byte-level DFA of ``tree`` over the characters of ``alphabet`` (all
     when None); None when the language is empty (nothing can match)."""
-    tree = _restricted(tree, alphabet)
-    sets: set[Ranges] = set()
-    _collect(tree, sets)
-    set_list = sorted(sets)
-    classes = _Classes(set_list)
-    nfa = _Nfa(classes, {r: k for k, r in enumerate(set_list)})
-    start = nfa.new()
-    final = nfa.build(tree, start)
-    # Subset construction over class ids.
-    first = nfa.closure({start})
-    dstates: dict[frozenset[int], int] = {first: 0}
-    queue = [first]
-    dtrans: list[dict[int, int]] = []
-    while len(dtrans) < len(queue):
-        cur = queue[len(dtrans)]
-        moves: dict[int, set[int]] = {}
-        for s in cur:
-            for cls, t in nfa.edges[s]:
-                for c in cls:
-                    moves.setdefault(c, set()).add(t)
-        row: dict[int, int] = {}
-        by_target: dict[frozenset[int], int] = {}
-        for c, targets in moves.items():
-            key = frozenset(targets)
-            nxt = by_target.get(key)
-            if nxt is None:
-                closed = nfa.closure(targets)
-                nxt = dstates.get(closed)
-                if nxt is None:
-                    if len(dstates) >= MAX_STATES:
-                        raise UnsupportedGrammarError(
-                            f"the expression needs more than {MAX_STATES} DFA states; simplify it"
-                        )
-                    nxt = dstates[closed] = len(dstates)
-                    queue.append(closed)
-                by_target[key] = nxt
-            row[c] = nxt
-        dtrans.append(row)
-    accepting = [final in st for st in queue]
-    # Live states: acceptance reachable (reverse search).
-    back: list[list[int]] = [[] for _ in queue]
-    for s, row in enumerate(dtrans):
-        for t in set(row.values()):
-            back[t].append(s)
-    live = [False] * len(queue)
-    stack = [s for s, a in enumerate(accepting) if a]
-    for s in stack:
-        live[s] = True
-    while stack:
-        for p in back[stack.pop()]:
-            if not live[p]:
-                live[p] = True
-                stack.append(p)
-    if not live[0]:
+    (char,) = _char_dfas([tree], alphabet)
+    pruned = char.pruned()
+    if pruned is None:
         return None
-    # Renumber the live states (the start stays 0), then expand to bytes.
-    new_id: dict[int, int] = {}
-    for s in range(len(queue)):
-        if live[s]:
-            new_id[s] = len(new_id)
-    char_rows: list[dict[int, int]] = []
-    for s in range(len(queue)):
-        if live[s]:
-            char_rows.append({c: new_id[t] for c, t in dtrans[s].items() if live[t]})
-    return _to_bytes(char_rows, [accepting[s] for s in range(len(queue)) if live[s]], classes)
+    return _to_bytes(pruned.rows, pruned.accepting, pruned.classes)
+
+
+def _product(a: Node, b: Node, accept: str) -> Node:
+    """The product automaton of ``a`` and ``b``; ``accept`` "and" (intersection) or
+    "not" (strings of ``a`` that are not of ``b``: ``b`` may die, ``-1``)."""
+    da, db = _char_dfas([a, b])
+    pairs: dict[tuple[int, int], int] = {(0, 0): 0}
+    queue = [(0, 0)]
+    rows: list[dict[int, int]] = []
+    while len(rows) < len(queue):
+        sa, sb = queue[len(rows)]
+        row: dict[int, int] = {}
+        for c, ta in da.rows[sa].items():
+            tb = db.rows[sb].get(c, -1) if sb >= 0 else -1
+            if tb < 0 and accept == "and":
+                continue
+            nxt = pairs.get((ta, tb))
+            if nxt is None:
+                if len(pairs) >= MAX_STATES:
+                    raise UnsupportedGrammarError(f"the combined expression needs more than {MAX_STATES} states")
+                nxt = pairs[(ta, tb)] = len(pairs)
+                queue.append((ta, tb))
+            row[c] = nxt
+        rows.append(row)
+    if accept == "and":
+        accepting = [da.accepting[sa] and db.accepting[sb] for sa, sb in queue]
+    else:
+        accepting = [da.accepting[sa] and not (sb >= 0 and db.accepting[sb]) for sa, sb in queue]
+    return _CharDfa(rows, accepting, da.classes).machine()
+
+
+def intersect(a: Node, b: Node) -> Node:
+    """A tree (a ``Machine``) whose strings are those of both ``a`` and ``b``; cost:
+    both DFAs plus their reachable product (``MAX_STATES`` bounds it)."""
+    return _product(a, b, "and")
+
+
+def difference(a: Node, b: Node) -> Node:
+    """A tree (a ``Machine``) whose strings are those of ``a`` that ``b`` does not
+    match (no complement of ``b`` is built: a pair whose ``b`` side died stays)."""
+    return _product(a, b, "not")
+
+
+def is_empty(tree: Node) -> bool:
+    """Whether no string matches ``tree``."""
+    (char,) = _char_dfas([tree])
+    return not char.live()[0]
 
 
 #: A byte trie node's content: the (byte-range tail, target) pairs it must still match.
@@ -371,19 +498,33 @@ def _to_bytes(char_rows: list[dict[int, int]], accepting: list[bool], classes: _
                 target = ends[0]
             else:
                 target = node_for(frozenset((seq[1:], t) for seq, t in here))
-            for byte in range(a, b):
-                row[byte] = target
+            row[a:b] = [target] * (b - a)
 
+    joined: dict[tuple[int, ...], tuple[Ranges, tuple[tuple[tuple[int, int], ...], ...]]] = {}
     for s, crow in enumerate(char_rows):
         by_target: dict[int, list[int]] = {}
         for c, t in crow.items():
             by_target.setdefault(t, []).append(c)
         tails: list[tuple[tuple[tuple[int, int], ...], int]] = []
+        row = rows[s]
         for t, cls in by_target.items():
-            ranges = normalize(r for c in cls for r in classes.ranges[c])  # joined: fewer sequences
-            tails.extend((seq, t) for seq in _sequences(ranges))
-        fill(s, tails)
-    trans = np.asarray(rows, dtype=np.int32).reshape(len(rows), 256)
+            key = tuple(cls)
+            found = joined.get(key)
+            if found is None:
+                # The class set's ranges joined (fewer sequences), split into the
+                # one-byte (ASCII) part, written straight into the row, and the
+                # multi-byte sequences, which go through the trie (cached: a JSON
+                # DFA repeats the same few class sets in every state).
+                ranges = normalize(r for c in cls for r in classes.ranges[c])
+                ascii_part = tuple((lo, min(hi, 0x7F)) for lo, hi in ranges if lo <= 0x7F)
+                wide = tuple((max(lo, 0x80), hi) for lo, hi in ranges if hi >= 0x80)
+                found = joined[key] = (ascii_part, _sequences(wide))
+            for lo, hi in found[0]:
+                row[lo : hi + 1] = [t] * (hi + 1 - lo)
+            tails.extend((seq, t) for seq in found[1])
+        if tails:
+            fill(s, tails)
+    trans = np.array(rows, dtype=np.int32).reshape(len(rows), 256)
     acc = np.zeros(len(rows), dtype=np.bool_)
     acc[:n] = accepting
     return Dfa(trans, tuple(tuple(r) for r in rows), acc, n)

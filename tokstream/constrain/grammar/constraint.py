@@ -84,7 +84,7 @@ from .walker import Crossings, Walker
 if TYPE_CHECKING:
     from ...tokenizer import Tokenizer
 
-__all__ = ["GrammarConstraint", "grammar_constraint", "regex_constraint"]
+__all__ = ["GrammarConstraint", "constraint_from", "grammar_constraint", "regex_constraint"]
 
 Int32Array = npt.NDArray[np.int32]
 IntpArray = npt.NDArray[np.intp]
@@ -96,8 +96,14 @@ IntpArray = npt.NDArray[np.intp]
 _FEW_CROSSINGS: Final = 512
 #: A walk with more crossings than this filters them in numpy first (``_resolve``).
 _MANY_CROSSINGS: Final = 256
-#: Compiled grammars kept per vocabulary index (a server reuses a few patterns).
+#: Compiled grammars kept per vocabulary index (a server reuses a few patterns), and
+#: the automata's bytes they may hold together: a large JSON Schema's DFA has 10,000+
+#: states at ~5 KB each (the int32 table, the walker's intp copy, the rows for
+#: stepping), so a count alone let 64 of them hold gigabytes.
 _CACHE_SIZE: Final = 64
+_CACHE_BYTES: Final = 512 * 1024 * 1024
+#: Bytes per DFA state counted against ``_CACHE_BYTES``.
+_STATE_BYTES: Final = 5 * 256 * 4
 
 
 _walkers: Final = PerIndex(Walker)
@@ -111,6 +117,7 @@ class _Compiled:
         self.grammar = grammar
         self.walker = walker
         self.single_lexeme = single_lexeme
+        self.nbytes = _STATE_BYTES * sum(d.n_states for d in grammar.dfas)
         self._walks: dict[tuple[int, int, int], tuple[IntpArray, Crossings]] = {}
 
     def walk(self, terminal: int, state: int, node: int) -> tuple[IntpArray, Crossings]:
@@ -231,6 +238,7 @@ class _Compiler:
     def __init__(self, index: VocabIndex) -> None:
         self.walker = _walkers(index)
         self._lru: OrderedDict[tuple[object, ...], _Compiled] = OrderedDict()
+        self._bytes = 0
         self._lock = threading.Lock()
 
     def get(self, key: tuple[object, ...], build: Callable[[Walker], _Compiled]) -> _Compiled:
@@ -241,9 +249,12 @@ class _Compiler:
                 return found
         found = build(self.walker)
         with self._lock:
-            self._lru[key] = found
-            while len(self._lru) > _CACHE_SIZE:
-                self._lru.popitem(last=False)
+            if key not in self._lru:
+                self._lru[key] = found
+                self._bytes += found.nbytes
+            # The newest entry stays even alone over the byte budget.
+            while len(self._lru) > _CACHE_SIZE or (self._bytes > _CACHE_BYTES and len(self._lru) > 1):
+                self._bytes -= self._lru.popitem(last=False)[1].nbytes
         return found
 
 
@@ -270,18 +281,21 @@ def _prefix_bytes(prefix: bytes | Healing) -> bytes:
     return data
 
 
-def _constraint(
+def constraint_from(
     tok: Tokenizer,
     key: tuple[str, str],
     build: Callable[[tuple[tuple[int, int], ...] | None, bytes], tuple[Grammar, bool]],
     eos_id: int | None,
     prefix: bytes | Healing,
 ) -> GrammarConstraint:
+    """A ``GrammarConstraint`` whose grammar ``build(alphabet, prefix bytes)`` makes
+    (returning it and whether it is a single lexeme), compiled once per vocabulary
+    and ``key`` (the kind, ``"regex"`` / ``"lark"`` / ``"json"``, and the source)."""
     index = tok.vocab.index
     if eos_id is not None:
         eos_id = check_id(eos_id, tok.name, index.n_vocab)
     data = _prefix_bytes(prefix)
-    what = "pattern" if key[0] == "regex" else "grammar"
+    what = {"regex": "pattern", "json": "schema"}.get(key[0], "grammar")
 
     def compile_for(walker: Walker) -> _Compiled:
         grammar, single = build(walker.alphabet, data)
@@ -332,7 +346,7 @@ def regex_constraint(
         g = Grammar({"start": (("$regex",),)}, {"$regex": tree}, "start", alphabet=alphabet, prefix=data)
         return g, not data  # one lexeme, unless a prefix comes first
 
-    return _constraint(tok, ("regex", pattern), build, eos_id, prefix)
+    return constraint_from(tok, ("regex", pattern), build, eos_id, prefix)
 
 
 def grammar_constraint(
@@ -360,4 +374,4 @@ def grammar_constraint(
         g = Grammar(cfg.rules, cfg.terminals, cfg.start, ignore=cfg.ignore, alphabet=alphabet, prefix=data)
         return g, False
 
-    return _constraint(tok, ("lark", grammar), build, eos_id, prefix)
+    return constraint_from(tok, ("lark", grammar), build, eos_id, prefix)

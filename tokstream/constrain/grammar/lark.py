@@ -64,7 +64,7 @@ from types import MappingProxyType
 from typing import NoReturn
 
 from ...errors import UnsupportedGrammarError
-from .nodes import Alt, Chars, Concat, Node, Repeat, literal
+from .nodes import Alt, Chars, Concat, Machine, Node, Repeat, literal
 from .regex import parse_regex
 
 __all__ = ["Cfg", "parse_lark"]
@@ -285,6 +285,8 @@ def _nullable(node: Node) -> bool:
         return all(_nullable(i) for i in node.items)
     if isinstance(node, Alt):
         return any(_nullable(i) for i in node.items)
+    if isinstance(node, Machine):
+        return node.accepting[0]  # lark's trees never hold one; a nullable start would do
     return node.min == 0 or _nullable(node.item)
 
 

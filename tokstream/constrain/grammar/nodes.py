@@ -10,14 +10,17 @@ surrogates U+D800-U+DFFF, which have no UTF-8):
 - ``Concat(items)``: the items one after another; ``Concat(())`` is the empty string
   (``EMPTY``);
 - ``Alt(items)``: any one of the items;
-- ``Repeat(item, min, max)``: ``min`` to ``max`` copies (``max`` None: unbounded).
+- ``Repeat(item, min, max)``: ``min`` to ``max`` copies (``max`` None: unbounded);
+- ``Machine(edges, accepting)``: an automaton whose edges read trees, for what a tree
+  cannot say in linear size (``automaton.intersect``, ``automaton.difference``, a
+  schema's "any name but these").
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["EMPTY", "NOTHING", "Alt", "Chars", "Concat", "Node", "Repeat", "literal"]
+__all__ = ["EMPTY", "NOTHING", "Alt", "Chars", "Concat", "Machine", "Node", "Repeat", "literal"]
 
 
 @dataclass(frozen=True)
@@ -51,7 +54,18 @@ class Repeat:
     max: int | None
 
 
-Node = Chars | Concat | Alt | Repeat
+@dataclass(frozen=True, eq=False)
+class Machine:
+    """An automaton over trees: from state ``s`` (``0`` the start), each edge
+    ``(tree, t)`` of ``edges[s]`` reads a string of ``tree`` and goes to state ``t``;
+    the strings of the machine are those of the paths from ``0`` to an ``accepting``
+    state. Compared by identity: machines are built, not written."""
+
+    edges: tuple[tuple[tuple[Node, int], ...], ...]
+    accepting: tuple[bool, ...]
+
+
+Node = Chars | Concat | Alt | Repeat | Machine
 
 #: The empty string.
 EMPTY: Concat = Concat(())
