@@ -21,6 +21,7 @@ from .constrain import (
     choice_constraint,
     grammar_constraint,
     heal,
+    json_schema_constraint,
     prefix_constraint,
     regex_constraint,
     unreachable_tokens,
@@ -34,6 +35,7 @@ from .errors import (
     TokstreamError,
     UnknownTokenizerError,
     UnsupportedGrammarError,
+    UnsupportedSchemaError,
 )
 from .stream import StreamDecoder, StreamEncoder, adecode, aencode
 from .tokenizer import Tokenizer
@@ -63,6 +65,7 @@ __all__ = [
     "TokstreamError",
     "UnknownTokenizerError",
     "UnsupportedGrammarError",
+    "UnsupportedSchemaError",
     "adecode",
     "aencode",
     "choice_constraint",
@@ -71,6 +74,7 @@ __all__ = [
     "extension_report",
     "grammar_constraint",
     "heal",
+    "json_schema_constraint",
     "load",
     "metrics",
     "prefix_constraint",

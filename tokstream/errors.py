@@ -11,6 +11,8 @@ Every error is a ``ValueError`` subclass, so code written against the contract
           ├── UnknownTokenizerError     tokstream.load() got a name it does not know
           ├── UnsupportedGrammarError   a regex or grammar uses a construct the grammar engine
           │                             cannot express (or is malformed); names offset or line
+          │    └── UnsupportedSchemaError  a JSON Schema keyword or case json_schema_constraint
+          │                             cannot enforce exactly; names the keyword and JSON pointer
           └── TokenizerFileError        a tokenizer file is malformed; names the file and line
                ├── HashMismatchError    a rank file's sha256 is not the expected one
                └── UnsupportedComponentError  a component type tokstream does not implement
@@ -33,6 +35,7 @@ __all__ = [
     "UnknownTokenizerError",
     "UnsupportedComponentError",
     "UnsupportedGrammarError",
+    "UnsupportedSchemaError",
     "unsavable",
 ]
 
@@ -134,6 +137,36 @@ class UnsupportedGrammarError(TokstreamError):
 
     def __reduce__(self) -> tuple[type, tuple[object, ...]]:
         return (type(self), (self.message, self.offset, self.line, self.column))
+
+
+class UnsupportedSchemaError(UnsupportedGrammarError):
+    """A JSON Schema that ``json_schema_constraint`` cannot enforce exactly: an unknown
+    or unsupported keyword, a case of a supported one it cannot express (``oneOf``
+    whose branches may overlap), or a malformed schema. ``keyword`` names the keyword
+    and ``pointer`` is the JSON pointer (RFC 6901) of the schema object holding it;
+    either is None when unknown; the message shows the pointer as a URI fragment
+    (``#`` is the root). Refusing is the rule: a constraint looser than the
+    schema would let invalid output through.
+
+    >>> e = UnsupportedSchemaError("not supported", keyword="not", pointer="/properties/a")
+    >>> print(e)
+    the keyword 'not' at #/properties/a: not supported
+    """
+
+    def __init__(self, message: str, keyword: str | None = None, pointer: str | None = None) -> None:
+        self.keyword = keyword
+        self.pointer = pointer
+        self.message = message
+        self.offset = self.line = self.column = None
+        where = ""
+        if keyword is not None:
+            where = f"the keyword {keyword!r}"
+        if pointer is not None:
+            where = f"{where} at #{pointer}" if where else f"at #{pointer}"
+        ValueError.__init__(self, f"{where}: {message}" if where else message)
+
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
+        return (type(self), (self.message, self.keyword, self.pointer))
 
 
 class TokenizerFileError(TokstreamError):
