@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import codecs
 import importlib.util
+import json
 import re
 import subprocess
 import sys
@@ -360,6 +361,47 @@ def test_section_5_without_the_speculative_module(tok: tokstream.Tokenizer, monk
     assert "not available" in demo.speculative(tok)
 
 
+# ----------------------------------------------------------- 6. JSON output
+
+
+def _check_json_output(lines: list[str], encode: Callable[[str], list[int]] | None) -> None:
+    """Section 6's claims, held to jsonschema and the reference tokenizer's ids."""
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads(_after(lines, "schema: "))
+    assert schema == demo.TOOL_SCHEMA
+    good = json.dumps(demo.GOOD_CALL)
+    jsonschema.validate(demo.GOOD_CALL, schema)
+    m = re.fullmatch(r"(\d+) of (\d+) tokens allowed, complete: True", _after(lines, f"valid call: {good}: "))
+    assert m is not None and m.group(1) == m.group(2)
+    assert encode is None or int(m.group(2)) == len(encode(good))
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(demo.BAD_CALL, schema)
+    bad = json.dumps(demo.BAD_CALL)
+    m = re.fullmatch(
+        r"refused at token (\d+) of (\d+) \((b'.*') after (b'.*')\)", _after(lines, f"out-of-range call: {bad}: ")
+    )
+    assert m is not None and (encode is None or int(m.group(2)) == len(encode(bad)))
+    # The refusal comes where the text stops being a prefix of any valid call: at the
+    # day count (every valid call's "days" is 1..7, so "12"'s first digit may pass).
+    assert bad.encode().startswith(ast.literal_eval(m.group(4)) + ast.literal_eval(m.group(3)))
+    assert b'"days": ' in ast.literal_eval(m.group(4)) + ast.literal_eval(m.group(3))
+    m = re.fullmatch(
+        r"random walk \(whitespace='compact', numpy seed \d+, (\d+) tokens\): (.*)", _line(lines, "random walk").strip()
+    )
+    assert m is not None
+    text = ast.literal_eval(m.group(2))
+    jsonschema.validate(json.loads(text), schema)
+    assert json.dumps(json.loads(text), separators=(",", ":"), ensure_ascii=False) == text  # compact
+    assert _after(lines, "complete: ") == "True; json.loads reads it: True"
+
+
+def test_section_6_json_output(tok: tokstream.Tokenizer, reference: Callable[[str], Any]) -> None:
+    lines = _lines(6, tok)
+    ref = reference(tok.name)
+    _check_json_output(lines, ref.encode)
+    assert lines == _lines(6, tok)  # seeded: the same output every run
+
+
 # ----------------------------------------------------------- the program
 
 
@@ -429,6 +471,9 @@ def test_demo_other_tokenizers(capsys: pytest.CaptureFixture[str], reference: Ca
     _check_chat(parts[4], encode)
     if importlib.util.find_spec("tokstream.constrain.speculative") is not None:
         _check_speculative(parts[5], tok)
+    # SentencePiece's encode adds a leading space: the demo walks a longest-match
+    # spelling of the exact bytes instead, so its count is not encode's.
+    _check_json_output(parts[6], None if name.startswith("spm/") else encode)
 
 
 def test_doctests() -> None:

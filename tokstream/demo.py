@@ -1,4 +1,4 @@
-"""``tokstream demo``: the library's main job in five short sections, offline.
+"""``tokstream demo``: the library's main job in six short sections, offline.
 
 Each section is a plain function of a ``Tokenizer`` that returns its text, so the
 command line prints them and tests read them:
@@ -13,11 +13,14 @@ command line prints them and tests read them:
    whose last ids the next turn changes (why only stable ids are keyed).
 5. ``speculative``: speculative decoding under the healing constraint, with toy
    n-gram models, ``TokenMasker.draft_masks`` and ``verify_draft``.
+6. ``json_output``: a tool call under ``json_schema_constraint``: ``json.dumps`` of a
+   valid call passes token by token, a wrong one is refused where it goes wrong, and
+   a seeded random walk over the allowed tokens ends in JSON the schema accepts.
 
 ``run(tok)`` prints the sections under ``== N. Title ==`` headers. Every section works
 on any tokenizer ``tokstream.load`` reads and says so when a feature does not apply (no
 special tokens, no chat special tokens, nothing to heal). The output is deterministic:
-the only randomness (section 5) comes from a seeded ``numpy.random.Generator``.
+the only randomness (sections 5 and 6) comes from a seeded ``numpy.random.Generator``.
 
 Not handled: real models. Section 5's "models" are n-gram counts over the ids of one
 embedded paragraph, standing in for an LLM's next-token probabilities.
@@ -25,6 +28,7 @@ embedded paragraph, standing in for an LLM's next-token probabilities.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
@@ -35,6 +39,7 @@ import numpy.typing as npt
 
 from .cache import PrefixCachePlanner
 from .constrain import TokenMasker, heal
+from .constrain.json_schema import json_schema_constraint
 from .errors import SpecialTokenError
 from .stream import StreamDecoder
 from .tokenizer import Tokenizer
@@ -44,6 +49,7 @@ __all__ = [
     "chat_cache_keys",
     "encoding_safety",
     "healed_prompt",
+    "json_output",
     "run",
     "speculative",
     "streaming_decode",
@@ -462,6 +468,100 @@ def speculative(tok: Tokenizer) -> str:
     return "\n".join(lines)
 
 
+# ------------------------------------------------------------------ 6. JSON output
+
+#: Section 6's schema: a tool call, as function-calling APIs send them.
+TOOL_SCHEMA: dict[str, object] = {
+    "type": "object",
+    "properties": {
+        "name": {"const": "get_weather"},
+        "arguments": {
+            "type": "object",
+            "properties": {
+                "city": {"type": "string", "maxLength": 20},
+                "unit": {"enum": ["celsius", "fahrenheit"]},
+                "days": {"type": "integer", "minimum": 1, "maximum": 7},
+            },
+            "required": ["city", "days"],
+            "additionalProperties": False,
+        },
+    },
+    "required": ["name", "arguments"],
+    "additionalProperties": False,
+}
+#: A valid call, and one whose "days" is out of range.
+GOOD_CALL = {"name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius", "days": 3}}
+BAD_CALL = {"name": "get_weather", "arguments": {"city": "Paris", "days": 12}}
+#: The random walk's length cap (tokens).
+JSON_MAX_TOKENS = 200
+
+
+def _ids_of(tok: Tokenizer, text: str) -> list[int]:
+    """Ids whose bytes are exactly ``text``'s: ``encode``, or (a tokenizer that adds a
+    leading space, SentencePiece's dummy prefix) the longest token at each step."""
+    ids = tok.encode(text)
+    data = text.encode()
+    if tok.decode_bytes(ids) == data:
+        return ids
+    index = tok.vocab.index
+    out: list[int] = []
+    while data:
+        size, found = max(index.sized_prefixes(data), key=lambda p: p[0])
+        out.append(int(index.ids([found])[0]))
+        data = data[size:]
+    return out
+
+
+def _walk(constraint: object, ids: Sequence[int]) -> int:
+    """How many of ``ids`` the constraint accepts before the first refusal."""
+    for k, t in enumerate(ids):
+        if not constraint.accept(t):  # type: ignore[attr-defined]
+            return k
+    return len(ids)
+
+
+def json_output(tok: Tokenizer) -> str:
+    """Section 6: ``json_schema_constraint`` on a tool-call schema (``TOOL_SCHEMA``):
+    a valid call's tokens all pass, an out-of-range one is refused at its first wrong
+    token, and a seeded walk (uniform over the allowed tokens of the compact-whitespace
+    constraint, stopped once the call is complete) ends in a call ``json.loads``
+    reads."""
+    c = json_schema_constraint(tok, TOOL_SCHEMA)
+    good = _ids_of(tok, json.dumps(GOOD_CALL))
+    bad = _ids_of(tok, json.dumps(BAD_CALL))
+    lines = [f"schema: {json.dumps(TOOL_SCHEMA)}"]
+    k = _walk(c.fork(), good)
+    ok = c.fork()
+    _walk(ok, good)
+    lines.append(f"valid call: {json.dumps(GOOD_CALL)}: {k} of {len(good)} tokens allowed, complete: {ok.can_end}")
+    k = _walk(c.fork(), bad)
+    lines.append(
+        f"out-of-range call: {json.dumps(BAD_CALL)}: refused at token {k + 1} of {len(bad)} "
+        f"({tok.token_bytes(bad[k])!r} after {tok.decode_bytes(bad[:k])!r})"
+    )
+    rng = np.random.default_rng(SEED)
+    # Uniform over the allowed tokens, flexible whitespace would be mostly spaces.
+    w = json_schema_constraint(tok, TOOL_SCHEMA, whitespace="compact")
+    out: list[int] = []
+    while len(out) < JSON_MAX_TOKENS and not w.can_end:  # the call is closed: stop
+        allowed = w.allowed_ids()
+        t = int(allowed[rng.integers(len(allowed))])
+        w.accept(t)
+        out.append(t)
+    text = tok.decode(out)
+    lines.append(f"random walk (whitespace='compact', numpy seed {SEED}, {len(out)} tokens): {text!r}")
+    lines.append(f"complete: {w.can_end}; json.loads reads it: {_loads(text)}")
+    return "\n".join(lines)
+
+
+def _loads(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
 # ------------------------------------------------------------------ the program
 
 #: ``(title, section function)`` in order; ``tokstream demo --section N`` runs one.
@@ -471,6 +571,7 @@ SECTIONS: tuple[tuple[str, Callable[[Tokenizer], str]], ...] = (
     ("A healed prompt and its constraint", healed_prompt),
     ("Cache keys for a two-turn chat", chat_cache_keys),
     ("Speculative decoding under a constraint", speculative),
+    ("JSON output under a schema", json_output),
 )
 
 
