@@ -84,6 +84,17 @@ class Dfa:
         return table
 
     @cached_property
+    def moves(self) -> tuple[tuple[tuple[int, int], ...], ...]:
+        """Per state, its ``(byte, next state)`` pairs that are not dead, by byte (the
+        narrow walk's lookups)."""
+        return tuple(tuple((b, t) for b, t in enumerate(row) if t >= 0) for row in self.rows)
+
+    @cached_property
+    def accepting_list(self) -> tuple[bool, ...]:
+        """``accepting`` as Python bools."""
+        return tuple(bool(a) for a in self.accepting)
+
+    @cached_property
     def walk_accepting(self) -> npt.NDArray[np.bool_]:
         """``accepting`` with the dead state ``n`` appended (not accepting)."""
         return np.concatenate([self.accepting, [False]])
@@ -172,7 +183,22 @@ class _Classes:
             for k in inside[e]:
                 members[k].add(c)
         self.of_set = [frozenset(m) for m in members]
+        self.mask_of_set = [sum(1 << c for c in m) for m in members]
         self.ranges = [tuple(r) for r in ranges_of]
+        self._bits: dict[int, tuple[int, ...]] = {}
+
+    def bits(self, mask: int) -> tuple[int, ...]:
+        """The class ids of a bit mask (cached: a DFA repeats a few masks)."""
+        found = self._bits.get(mask)
+        if found is None:
+            out = []
+            m = mask
+            while m:
+                low = m & -m
+                out.append(low.bit_length() - 1)
+                m ^= low
+            found = self._bits[mask] = tuple(out)
+        return found
 
 
 class _Nfa:
@@ -180,7 +206,7 @@ class _Nfa:
 
     def __init__(self, classes: _Classes, set_index: dict[Ranges, int]) -> None:
         self.eps: list[list[int]] = []
-        self.edges: list[list[tuple[frozenset[int], int]]] = []
+        self.edges: list[list[tuple[int, int]]] = []  # (class bit mask, target)
         self.classes = classes
         self.set_index = set_index
         self._memo: dict[tuple[int, int], int] = {}
@@ -206,9 +232,9 @@ class _Nfa:
             return found
         if isinstance(node, Chars):
             start = self.new()
-            cls = self.classes.of_set[self.set_index[node.ranges]]
-            if cls:
-                self.edges[start].append((cls, end))
+            mask = self.classes.mask_of_set[self.set_index[node.ranges]]
+            if mask:
+                self.edges[start].append((mask, end))
         elif isinstance(node, Concat):
             start = end
             for item in reversed(node.items):
@@ -371,23 +397,41 @@ def _char_dfas(trees: Sequence[Node], alphabet: Ranges | None = None) -> list[_C
         nfa = _Nfa(classes, {r: k for k, r in enumerate(set_list)})
         final = nfa.new()
         start = nfa.build(tree, final)
-        # Subset construction over class ids.
+        # Subset construction. Per DFA state the classes are split by the NFA edges'
+        # masks (partition refinement on ints: a few parts, however many classes a
+        # set like "any character but a quote" spans), then each part's targets are
+        # closed once (cached: the same target sets recur across states).
         first = nfa.closure({start})
         dstates: dict[frozenset[int], int] = {first: 0}
         queue = [first]
         dtrans: list[dict[int, int]] = []
+        closed_of: dict[frozenset[int], int] = {}
         while len(dtrans) < len(queue):
             cur = queue[len(dtrans)]
-            moves: dict[int, set[int]] = {}
+            parts: list[tuple[int, set[int]]] = []
             for s in cur:
-                for cls, t in nfa.edges[s]:
-                    for c in cls:
-                        moves.setdefault(c, set()).add(t)
+                for m, t in nfa.edges[s]:
+                    rest = m
+                    split: list[tuple[int, set[int]]] = []
+                    for k, (pm, ts) in enumerate(parts):
+                        inter = pm & m
+                        if not inter:
+                            continue
+                        rest &= ~inter
+                        if inter == pm:
+                            ts.add(t)
+                        else:
+                            parts[k] = (pm & ~inter, ts)
+                            split.append((inter, ts | {t}))
+                        if not rest and inter == m:
+                            break
+                    parts.extend(split)
+                    if rest:
+                        parts.append((rest, {t}))
             row: dict[int, int] = {}
-            by_target: dict[frozenset[int], int] = {}
-            for c, targets in moves.items():
+            for mask, targets in parts:
                 key = frozenset(targets)
-                nxt = by_target.get(key)
+                nxt = closed_of.get(key)
                 if nxt is None:
                     closed = nfa.closure(targets)
                     nxt = dstates.get(closed)
@@ -398,8 +442,9 @@ def _char_dfas(trees: Sequence[Node], alphabet: Ranges | None = None) -> list[_C
                             )
                         nxt = dstates[closed] = len(dstates)
                         queue.append(closed)
-                    by_target[key] = nxt
-                row[c] = nxt
+                    closed_of[key] = nxt
+                for c in classes.bits(mask):
+                    row[c] = nxt
             dtrans.append(row)
         out.append(_CharDfa(dtrans, [final in st for st in queue], classes))
     return out

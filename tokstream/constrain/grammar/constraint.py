@@ -94,6 +94,8 @@ IntpArray = npt.NDArray[np.intp]
 #: grammars: 8 -> 512 took config's first mask from 0.64 s to 0.15 s and
 #: arithmetic's from 0.16 s to 0.05 s (a walk has ~15 numpy calls per depth).
 _FEW_CROSSINGS: Final = 512
+#: A single lexeme's mask with at most this many tokens is packed sparsely (``words``).
+_SPARSE_PACK: Final = 2048
 #: A walk with more crossings than this filters them in numpy first (``_resolve``).
 _MANY_CROSSINGS: Final = 256
 #: Compiled grammars kept per vocabulary index (a server reuses a few patterns), and
@@ -136,6 +138,19 @@ class _Compiled:
         if isinstance(cached, np.ndarray):
             return cached
         w = self.walker
+        if self.single_lexeme:
+            # No crossings: the union of the pairs' walks. Few tokens (inside a name,
+            # a literal, a number) are packed straight into the words, skipping the
+            # three vocabulary-wide passes of the dense route.
+            ranks = [self.walk(t, q, 0)[0] for t, q in s.pairs]
+            total = sum(len(r) for r in ranks)
+            if total <= _SPARSE_PACK:
+                ids = w.order[np.concatenate(ranks)] if ranks else np.zeros(0, dtype=np.intp)
+                packed = np.zeros((w.n_vocab + 31) // 32, dtype=np.uint32)
+                np.bitwise_or.at(packed, ids >> 5, np.left_shift(np.uint32(1), (ids & 31).astype(np.uint32)))
+                words = packed.view(np.int32)
+                s.cache = words
+                return words
         allowed = np.zeros(len(w.order), dtype=np.bool_)
         self._resolve(s, allowed, 0, set())
         mask = np.zeros(w.n_vocab, dtype=np.bool_)
