@@ -144,16 +144,40 @@ class _Compiler:
 
     def automaton(self, edges: list[list[tuple[Part, int]]], accepting: list[bool]) -> Part:
         """The strings of an automaton whose edges read parts: a ``Machine`` when every
-        label is regular, else one right-linear rule per state."""
+        label is regular. Else one rule per *entry* (the start and the targets of the
+        edges that hold a rule): from an entry, the regular edges run as one tree up to
+        an accepting state or to the source of a rule edge, so the listed members of an
+        object stay one terminal however free its additional members are."""
         labels = [[(p, t) for p, t in row if p != DEAD] for row in edges]
         trees = [[(_regular(p), t) for p, t in row] for row in labels]
         if all(n is not None for row in trees for n, _ in row):
             machine = Machine(tuple(tuple((n, t) for n, t in row if n is not None) for row in trees), tuple(accepting))
             return (machine,)
+        entries = [0, *sorted({t for row, tr in zip(labels, trees) for (_, t), (n, _) in zip(row, tr) if n is None})]
         base = len(self.rules)
-        names = [f"r{base + s}" for s in range(len(edges))]
-        for s, row in enumerate(labels):
-            self.rules[names[s]] = [seq(p, (names[t],)) for p, t in row] + ([()] if accepting[s] else [])
+        names = {e: f"r{base + k}" for k, e in enumerate(entries)}
+        for e in entries:
+            # The states the regular edges reach from e, numbered from e (0).
+            order = [e]
+            index = {e: 0}
+            for s in order:
+                for n, t in trees[s]:
+                    if n is not None and t not in index:
+                        index[t] = len(order)
+                        order.append(t)
+            rows = tuple(tuple((n, index[t]) for n, t in trees[s] if n is not None) for s in order)
+
+            def upto(u: int, rows: tuple[tuple[tuple[Node, int], ...], ...] = rows) -> Part:
+                if len(rows) == 1 and not rows[0]:
+                    return ()
+                return (Machine(rows, tuple(k == u for k in range(len(rows)))),)
+
+            alternatives: list[Part] = [upto(index[s]) for s in order if accepting[s]]
+            for s in order:
+                for (p, t), (n, _) in zip(labels[s], trees[s]):
+                    if n is None:
+                        alternatives.append(seq(upto(index[s]), p, (names[t],)))
+            self.rules[names[e]] = alternatives
         return (names[0],)
 
     def string_tree(self, value: Node, *, fixed: bool = False) -> Node:
@@ -382,7 +406,9 @@ class _Compiler:
             value = trees[0]
             for t in trees[1:]:
                 value = _refusing(partial(intersect, value, t), "pattern", n.ptr)
-        return (self.string_tree(value),)
+        # A format's text is ASCII that json.dumps writes raw: no escaped spellings
+        # (an e-mail's automaton with every character's \\uXXXX is ~20x larger).
+        return (self.string_tree(value, fixed=bool(n.formats)),)
 
     def number(self, n: Norm, integer: bool) -> Part:
         multiple: Decimal | None = None
