@@ -1,4 +1,5 @@
-"""Regex and grammar constraints: tokstream against llguidance, xgrammar and outlines-core.
+"""Regex, grammar and JSON Schema constraints: tokstream against llguidance, xgrammar and
+outlines-core.
 
 Run ``python bench/grammar.py`` from the repository root (``--help`` for the options;
 ``--quick`` for a smoke run). In one process, on o200k_base (embedded) and the Llama 3
@@ -38,20 +39,60 @@ character), refuses leading ``%ignore`` text, and allows some tokens that lead n
 ``816`` in ``float`` no ``.``/``e``/``E``); the EBNF twins allow leading whitespace, as
 Lark's ``%ignore`` does.
 
+**The JSON part** (``--part json`` alone; ``--json-limit N`` schemas spread evenly over
+the file, ``--json-instances K`` per schema, default 3): the JSONSchemaBench sample
+(``jsonschemabench/schemas_sample.jsonl.xz`` in the fixtures, 1,281 schemas: id, split,
+schema; skipped with a message when absent) on Llama 3 only. Every engine compiles each
+schema as it is: tokstream ``json_schema_constraint`` (default whitespace), llguidance
+``grammar_from_json_schema`` (``whitespace_flexible``, not ``lenient``), xgrammar
+``compile_json_schema`` (``any_whitespace``, ``strict_mode=False``: unlisted properties
+allowed where the schema allows them, as JSON Schema says), outlines-core
+``build_regex_from_schema`` (its ``[ ]?`` whitespace) + ``Index``. A compile error is a
+refusal of that schema. Limits: tokstream's compile and the instance generation stop
+after ``--json-timeout`` s (15; SIGALRM); outlines-core's Index is built in a worker
+process killed after ``OUTLINES_TIMEOUT_S`` (5 s; its Index takes seconds on many
+schemas and minutes on some) and not tried for regexes over ``OUTLINES_MAX_REGEX``
+characters -- both count as refusals. **TTFM** (time to first mask) is compile + the
+start state's bitmask (outlines-core: regex + Index time inside the worker). Valid
+instances come from hypothesis-jsonschema (derandomized, generation phase only, the K
+largest distinct of 2K draws, each checked by ``jsonschema``; its object strategy is
+adapted to the newer ``many`` API of Hypothesis), keys put in ``properties`` order (the
+order tokstream and llguidance require; best effort through ``$ref`` and combinators),
+serialized by ``json.dumps(..., ensure_ascii=False)`` (raw UTF-8 as a model writes it;
+``--json-ascii`` for ``\\uXXXX`` escapes, which llguidance and outlines-core refuse for
+non-control characters) and encoded by Llama 3; every engine then walks the tokens and
+EOS: **TBM** (time per bitmask) before each token, then the token. An engine that
+refuses a token leaves that instance and is printed with the schema id. Printed:
+coverage per engine and tokstream vs llguidance on the same schemas, TTFM and TBM
+p50/p90/p99, geometric-mean ratios over shared schemas, tokstream's refused keywords and
+the peers' error heads, the refused valid instances, and the targets: tokstream TBM p50
+<= 50 us and p99 <= 5 ms, TTFM p50 <= 100 ms, coverage >= llguidance's. Progress goes to
+stderr. xgrammar's TTFM (about 1-2 s per schema here on two cores) and outlines-core's
+Index make a full run long; ``--engines tokstream llguidance`` is the quick comparison.
+
 Peers: ``pip install llguidance xgrammar outlines-core``; xgrammar requires torch (the
-CPU build is enough: ``pip install torch==2.13.0`` here).
+CPU build is enough: ``pip install torch==2.13.0`` here). The JSON part needs
+``pip install hypothesis-jsonschema jsonschema``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.metadata
+import json
+import lzma
 import math
+import multiprocessing
 import os
+import pickle
+import re
+import signal
 import sys
 import time
 import warnings
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -69,6 +110,15 @@ LLAMA3 = FIXTURES / "hf" / "llama3_tokenizer.json"
 TARGET_FIRST_MS = 20.0
 TARGET_STEP_P50_US = 50.0
 TARGET_STEP_P99_US = 5000.0
+JSON_SAMPLE = FIXTURES / "jsonschemabench" / "schemas_sample.jsonl.xz"
+TARGET_TTFM_MS = 100.0
+#: Per-schema limits: tokstream's compile and the instance generation (SIGALRM;
+#: ``--json-timeout``), outlines-core's Index (a worker process, killed; its Index
+#: takes seconds on many schemas, minutes on some).
+JSON_TIMEOUT_S = 15.0
+OUTLINES_TIMEOUT_S = 5.0
+OUTLINES_MAX_REGEX = 200_000
+OUTLINES_MAX_BYTES = 8 << 30
 ENGINES = ("tokstream", "llguidance", "xgrammar", "outlines-core")
 
 
@@ -83,10 +133,11 @@ class Workload:
     regex: str | None = None
     lark: str | None = None
     ebnf: str | None = None
+    schema: Any = None  # a JSON Schema (the JSON part): every engine takes it as it is
 
     @property
     def kind(self) -> str:
-        return "regex" if self.regex is not None else "grammar"
+        return "regex" if self.regex is not None else "json" if self.schema is not None else "grammar"
 
 
 DATE = r"[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])"
@@ -217,6 +268,77 @@ class Skip(Exception):
     """An engine cannot run a workload (no syntax for it, or it refused the pattern)."""
 
 
+class Timeout(BaseException):
+    """A Python-level step ran past its deadline (a BaseException: no library's
+    ``except Exception`` swallows it)."""
+
+
+@contextlib.contextmanager
+def deadline(seconds: float) -> Iterator[None]:
+    """Raise ``Timeout`` in the block after ``seconds`` (SIGALRM: main thread, Python
+    code only -- native code is interrupted at its next return to Python)."""
+
+    def ring(signum: int, frame: object) -> None:
+        raise Timeout(f"timeout > {seconds:g} s")
+
+    old = signal.signal(signal.SIGALRM, ring)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _outlines_worker(conn: Any, eos: int, by_bytes: dict[bytes, list[int]]) -> None:
+    """``OutlinesWorker``'s process: Index builds on request, pickled back."""
+    import resource
+
+    import outlines_core
+
+    resource.setrlimit(resource.RLIMIT_AS, (OUTLINES_MAX_BYTES, OUTLINES_MAX_BYTES))
+    vocabulary = outlines_core.Vocabulary(eos, by_bytes)
+    conn.send("ready")
+    while True:
+        regex = conn.recv()
+        try:
+            t0 = time.perf_counter_ns()
+            index = outlines_core.Index(regex, vocabulary)
+            ns = time.perf_counter_ns() - t0
+            conn.send((True, pickle.dumps(index), ns))
+        except BaseException as e:
+            conn.send((False, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", 0))
+
+
+class OutlinesWorker:
+    """A process that builds outlines-core Indexes, killed (and replaced on the next
+    call) when one runs past its timeout."""
+
+    def __init__(self, eos: int, by_bytes: dict[bytes, list[int]]) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_outlines_worker, args=(child, eos, by_bytes), daemon=True)
+        self.proc.start()
+        assert self.conn.recv() == "ready"
+
+    def build(self, regex: str, timeout: float) -> tuple[bool, Any, int]:
+        self.conn.send(regex)
+        try:
+            if self.conn.poll(timeout):
+                ok, payload, ns = self.conn.recv()
+                return ok, payload, ns
+        except EOFError:
+            self.close()
+            return False, "crashed (the worker died: memory limit?)", 0
+        self.close()
+        return False, f"timeout > {timeout:g} s", 0
+
+    def close(self) -> None:
+        if self.proc.is_alive():
+            self.proc.kill()
+        self.proc.join()
+
+
 @dataclass
 class Vocab:
     """One tokenizer as every engine sees it."""
@@ -291,11 +413,17 @@ class TokstreamEngine(Engine):
         self.version = getattr(tokstream, "__version__", "?")
         self.v = v
         self.masker = tokstream.TokenMasker(v.tok)
+        self.timeout = JSON_TIMEOUT_S
 
     def compile(self, w: Workload) -> Any:
         # getattr: the bench predates the engine, and must still type-check without it.
         if w.regex is not None:
             return getattr(tokstream, "regex_constraint")(self.v.tok, w.regex, eos_id=self.v.eos)  # noqa: B009
+        if w.schema is not None:
+            from tokstream.constrain.json_schema import json_schema_constraint
+
+            with deadline(self.timeout):
+                return json_schema_constraint(self.v.tok, w.schema, eos_id=self.v.eos)
         return getattr(tokstream, "grammar_constraint")(self.v.tok, w.lark, eos_id=self.v.eos)  # noqa: B009
 
     def fresh(self, pristine: Any) -> Any:
@@ -339,6 +467,11 @@ class LLGuidanceEngine(Engine):
         m = self.ll.LLMatcher
         if w.regex is not None:
             grammar = m.grammar_from_regex(w.regex)
+        elif w.schema is not None:
+            try:  # flexible whitespace, as ours; unknown keywords refused (not "lenient")
+                grammar = m.grammar_from_json_schema(w.schema, defaults={"whitespace_flexible": True})
+            except Exception as e:
+                raise Skip(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from e
         elif w.lark is not None:
             grammar = m.grammar_from_lark(w.lark)
         else:
@@ -379,6 +512,12 @@ class XGrammarEngine(Engine):
         try:
             if w.regex is not None:
                 compiled = self.compiler.compile_regex(w.regex)
+            elif w.schema is not None:
+                # strict_mode=False: properties the schema does not list are allowed where
+                # the schema allows them (JSON Schema's default, as ours and llguidance's).
+                compiled = self.compiler.compile_json_schema(
+                    json.dumps(w.schema), any_whitespace=True, strict_mode=False
+                )
             elif w.ebnf is not None:
                 compiled = self.compiler.compile_grammar(w.ebnf)
             else:
@@ -412,14 +551,49 @@ class OutlinesEngine(Engine):
             if b and i not in v.specials:
                 by_bytes.setdefault(b, []).append(i)
         self.vocabulary = outlines_core.Vocabulary(v.eos, by_bytes)
+        self.eos = v.eos
+        self.by_bytes = by_bytes
+        self.worker: OutlinesWorker | None = None
+        self.compile_ns: int | None = None
 
     def compile(self, w: Workload) -> Any:
+        self.compile_ns = None
+        if w.schema is not None:
+            return self.compile_schema(w.schema)
         if w.regex is None:
             raise Skip("regexes only")
         try:
             index = self.oc.Index(w.regex, self.vocabulary)
         except Exception as e:  # a ValueError for what its regex crate refuses
             raise Skip(f"{type(e).__name__}: {e}") from e
+        return (index, self.oc.Guide(index))
+
+    def compile_schema(self, schema: Any) -> Any:
+        """The schema's regex (outlines' default whitespace, ``[ ]?``), then its Index,
+        built in a worker process: an Index of a large regex can take minutes and GBs,
+        and native code cannot be interrupted here. Over ``OUTLINES_MAX_REGEX``
+        characters or ``OUTLINES_TIMEOUT_S`` seconds it counts as refused. The compile time
+        is the regex plus the worker's own Index time (the transfer back is not
+        counted)."""
+        from outlines_core.json_schema import build_regex_from_schema
+
+        t0 = time.perf_counter_ns()
+        try:
+            regex = build_regex_from_schema(json.dumps(schema))
+        except Exception as e:
+            raise Skip(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from e
+        regex_ns = time.perf_counter_ns() - t0
+        if len(regex) > OUTLINES_MAX_REGEX:
+            raise Skip(f"regex of {len(regex)} characters > {OUTLINES_MAX_REGEX} (not built)")
+        if self.worker is None:
+            self.worker = OutlinesWorker(self.eos, self.by_bytes)
+        ok, payload, index_ns = self.worker.build(regex, OUTLINES_TIMEOUT_S)
+        if not ok:
+            if payload.startswith("timeout"):
+                self.worker = None  # killed
+            raise Skip(payload)
+        index = pickle.loads(payload)
+        self.compile_ns = regex_ns + index_ns
         return (index, self.oc.Guide(index))
 
     def fresh(self, pristine: Any) -> Any:
@@ -481,15 +655,17 @@ def describe(v: Vocab, ids: np.ndarray) -> str:
     )
 
 
-def run_workload(
-    v: Vocab, engines: list[Engine], w: Workload, args: argparse.Namespace, rng: np.random.Generator
-) -> dict[str, Result]:
-    """Compile, first mask, and the shared random walks of one workload."""
+def compile_engines(
+    v: Vocab, engines: list[Engine], w: Workload
+) -> tuple[dict[str, Result], dict[str, Any], list[Engine], dict[str, BaseException]]:
+    """Compile and first mask of one workload per engine: results, the pristine start
+    states, the engines that compiled, and the error of each that did not (``Skip``:
+    the engine refused; another type: the engine's own error; ``Timeout``)."""
     clock = time.perf_counter_ns
-    n = len(v.table)
     results: dict[str, Result] = {}
     pristine: dict[str, Any] = {}
     live_engines: list[Engine] = []
+    errors: dict[str, BaseException] = {}
     for e in engines:
         out = np.zeros((1, v.n_words), dtype=np.int32)
         try:
@@ -498,15 +674,54 @@ def run_workload(
             t1 = clock()
             e.fill(p, out)
             t2 = clock()
-        except Skip as s:
-            print(f"  {w.kind:<7} {w.name:<14} {e.name:<13} skipped: {s}", flush=True)
+        except (Exception, Timeout) as s:  # Skip, or an engine's own error type: report, go on
+            errors[e.name] = s
             continue
-        except Exception as s:  # an engine's own error type: report, go on
-            print(f"  {w.kind:<7} {w.name:<14} {e.name:<13} skipped: {type(s).__name__}: {s}", flush=True)
-            continue
-        results[e.name] = Result(compile_ns=t1 - t0, first_ns=t2 - t1)
+        # An engine that builds elsewhere (outlines-core's worker) reports its own time.
+        own = getattr(e, "compile_ns", None)
+        results[e.name] = Result(compile_ns=own if own is not None else t1 - t0, first_ns=t2 - t1)
         pristine[e.name] = p
         live_engines.append(e)
+    return results, pristine, live_engines, errors
+
+
+def fill_masks(
+    v: Vocab, walking: list[Engine], states: dict[str, Any], bufs: dict[str, np.ndarray], results: dict[str, Result]
+) -> None:
+    """One timed bitmask per engine still walking (bits past n_vocab cleared)."""
+    clock = time.perf_counter_ns
+    for e in walking:
+        t0 = clock()
+        e.fill(states[e.name], bufs[e.name])
+        results[e.name].steps.append(clock() - t0)
+        np.bitwise_and(bufs[e.name][0], v.valid, out=bufs[e.name][0])
+
+
+def advance(walking: list[Engine], states: dict[str, Any], token: int, results: dict[str, Result]) -> list[Engine]:
+    """Every engine still walking takes ``token`` (timed); those that refuse it leave
+    ``walking`` and are returned."""
+    clock = time.perf_counter_ns
+    refused = []
+    for e in list(walking):
+        t0 = clock()
+        ok = e.accept(states[e.name], token)
+        results[e.name].accepts.append(clock() - t0)
+        if not ok:
+            results[e.name].refusals += 1
+            walking.remove(e)
+            refused.append(e)
+    return refused
+
+
+def run_workload(
+    v: Vocab, engines: list[Engine], w: Workload, args: argparse.Namespace, rng: np.random.Generator
+) -> dict[str, Result]:
+    """Compile, first mask, and the shared random walks of one workload."""
+    n = len(v.table)
+    results, pristine, live_engines, errors = compile_engines(v, engines, w)
+    for name, s in errors.items():
+        why = s if isinstance(s, Skip) else f"{type(s).__name__}: {s}"
+        print(f"  {w.kind:<7} {w.name:<14} {name:<13} skipped: {why}", flush=True)
     if not live_engines:
         return results
     driver = live_engines[0]
@@ -517,11 +732,7 @@ def run_workload(
         walking = list(live_engines)
         prefix = b""
         for _ in range(args.steps):
-            for e in walking:
-                t0 = clock()
-                e.fill(states[e.name], bufs[e.name])
-                results[e.name].steps.append(clock() - t0)
-                np.bitwise_and(bufs[e.name][0], v.valid, out=bufs[e.name][0])  # bits past n_vocab: not compared
+            fill_masks(v, walking, states, bufs, results)
             ref = bufs[driver.name][0]
             choice = ref & v.pickable
             for e in walking[1:]:
@@ -539,19 +750,13 @@ def run_workload(
             if len(allowed) == 0:
                 break
             token = int(rng.choice(allowed))
-            for e in list(walking):
-                t0 = clock()
-                ok = e.accept(states[e.name], token)
-                results[e.name].accepts.append(clock() - t0)
-                if not ok:
-                    results[e.name].refusals += 1
-                    walking.remove(e)
-                    if shown < 3:
-                        shown += 1
-                        print(
-                            f"  disagreement: {e.name} refused {v.table[token]!r} (id {token}) after {prefix!r}, which {driver.name} allowed",
-                            flush=True,
-                        )
+            for e in advance(walking, states, token, results):
+                if shown < 3:
+                    shown += 1
+                    print(
+                        f"  disagreement: {e.name} refused {v.table[token]!r} (id {token}) after {prefix!r}, which {driver.name} allowed",
+                        flush=True,
+                    )
             prefix += v.table[token]
             if driver not in walking:
                 break
@@ -583,6 +788,24 @@ def geomean(xs: list[float]) -> float:
     return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else math.nan
 
 
+def print_ratios(per_workload: dict[str, dict[str, Result]], names: list[str], over: str, what: str) -> None:
+    """Row / column ratios of compile+first mask and step p50, each the geometric mean
+    over the workloads both engines ran."""
+    present = [n for n in names if any(n in r for r in per_workload.values())]
+    if len(present) < 2:
+        return
+    print(f"  ratios row/column, geometric mean over shared {over} ({what}):")
+    print("  " + " " * 13 + "".join(f"{c:>22}" for c in present))
+    for a in present:
+        cells = []
+        for b in present:
+            shared = [r for r in per_workload.values() if a in r and b in r]
+            tot = geomean([r[a].total_ms / r[b].total_ms for r in shared])
+            st = geomean([pct(r[a].steps, 0.5) / pct(r[b].steps, 0.5) for r in shared])
+            cells.append(f"{tot:9.2f} ; {st:9.2f}")
+        print(f"  {a:<13}" + "".join(f"{c:>22}" for c in cells))
+
+
 def summarize(v: Vocab, kind: str, per_workload: dict[str, dict[str, Result]], names: list[str]) -> list[bool]:
     """The kind's p50s over the workloads, ratio tables, and tokstream's targets."""
     if not per_workload:
@@ -601,18 +824,7 @@ def summarize(v: Vocab, kind: str, per_workload: dict[str, dict[str, Result]], n
             f" | step p50 {pct(steps, 0.5):8.1f} us p99 {pct(steps, 0.99):8.1f} us (n={len(steps)})"
             f" | disagreements: {diffs} mask steps, {refused} refusals"
         )
-    present = [n for n in names if any(n in r for r in per_workload.values())]
-    if len(present) > 1:
-        print("  ratios row/column, geometric mean over shared workloads (compile+first mask ; step p50):")
-        print("  " + " " * 13 + "".join(f"{c:>22}" for c in present))
-        for a in present:
-            cells = []
-            for b in present:
-                shared = [r for r in per_workload.values() if a in r and b in r]
-                tot = geomean([r[a].total_ms / r[b].total_ms for r in shared])
-                st = geomean([pct(r[a].steps, 0.5) / pct(r[b].steps, 0.5) for r in shared])
-                cells.append(f"{tot:9.2f} ; {st:9.2f}")
-            print(f"  {a:<13}" + "".join(f"{c:>22}" for c in cells))
+    print_ratios(per_workload, names, "workloads", "compile+first mask ; step p50")
     results: list[bool] = []
     ours = [r["tokstream"] for r in per_workload.values() if "tokstream" in r]
     if ours:
@@ -647,7 +859,9 @@ def load_vocab(name: str) -> Vocab | None:
     return Vocab(tok.name or name, tok, eos, table, frozenset(vocab.special_ids) | {eos})
 
 
-def bench_tokenizer(v: Vocab, args: argparse.Namespace, workloads: list[Workload]) -> list[bool]:
+def make_engines(v: Vocab, args: argparse.Namespace, warmups: tuple[Workload, ...] = (WARMUP,)) -> list[Engine]:
+    """The engines asked for that construct on ``v``, each warmed up (one compile +
+    mask of each of ``warmups``: lazy imports, first-use tables), with a header line."""
     engines: list[Engine] = []
     notes = []
     for name in args.engines:
@@ -662,10 +876,11 @@ def bench_tokenizer(v: Vocab, args: argparse.Namespace, workloads: list[Workload
             continue
         built = time.perf_counter() - t0
         t0 = time.perf_counter()
-        try:  # one compile + mask per engine before the timing: lazy imports, first-use tables
-            e.fill(e.compile(WARMUP), np.zeros((1, v.n_words), dtype=np.int32))
-        except Exception as s:
-            print(f"# {name}: warm-up compile failed: {type(s).__name__}: {s}")
+        for w in warmups:
+            try:
+                e.fill(e.compile(w), np.zeros((1, v.n_words), dtype=np.int32))
+            except Exception as s:
+                print(f"# {name}: warm-up compile failed: {type(s).__name__}: {s}")
         notes.append(
             f"{name} {e.version} (tokenizer {built * 1e3:.0f} ms, warm-up {(time.perf_counter() - t0) * 1e3:.0f} ms)"
         )
@@ -675,6 +890,11 @@ def bench_tokenizer(v: Vocab, args: argparse.Namespace, workloads: list[Workload
         + "; ".join(notes),
         flush=True,
     )
+    return engines
+
+
+def bench_tokenizer(v: Vocab, args: argparse.Namespace, workloads: list[Workload]) -> list[bool]:
+    engines = make_engines(v, args)
     if not engines:
         return []
     ref_name = "llguidance" if any(e.name == "llguidance" for e in engines) else engines[0].name
@@ -692,6 +912,361 @@ def bench_tokenizer(v: Vocab, args: argparse.Namespace, workloads: list[Workload
     return summarize(v, "regex", by_kind["regex"], names) + summarize(v, "grammar", by_kind["grammar"], names)
 
 
+# ---------------------------------------------------------------------- the JSON part
+
+JSON_WARMUP = Workload("warmup_json", schema={"type": "object", "properties": {"w": {"type": "integer"}}})
+MAX_INSTANCE_TOKENS = 4096
+
+
+def load_schemas(limit: int | None) -> list[dict[str, Any]] | None:
+    """The JSONSchemaBench sample's rows (id, split, schema); ``limit`` of them spread
+    evenly over the file (its rows come grouped by split)."""
+    if not JSON_SAMPLE.is_file():
+        print(f"skipping json: {JSON_SAMPLE} not found (set TOKSTREAM_FIXTURES)")
+        return None
+    with lzma.open(JSON_SAMPLE, "rt", encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    if limit is not None and limit < len(rows):
+        rows = [rows[i * len(rows) // limit] for i in range(limit)]
+    return rows
+
+
+class _LegacyMany:
+    """hypothesis-jsonschema 0.23 drives ``cu.many`` with ``.more()`` / ``.reject()``;
+    newer Hypothesis made ``many`` a context manager iterated with ``for``. This adapts
+    the one call site (``from_object_schema``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        from hypothesis.internal.conjecture.utils import many
+
+        self._many = many(*args, **kwargs)
+        self._it: Iterator[None] | None = None
+
+    def more(self) -> bool:
+        if self._it is None:
+            self._many.__enter__()
+            self._it = iter(self._many)
+        try:
+            next(self._it)
+        except StopIteration:
+            self._many.__exit__(None, None, None)
+            return False
+        return True
+
+    def reject(self, why: str | None = None) -> None:
+        self._many.reject(why)
+
+
+def instance_maker() -> Callable[[Any, int], list[Any]]:
+    """``make(schema, k)``: up to ``k`` distinct valid instances of ``schema`` drawn by
+    hypothesis-jsonschema, deterministically (derandomized, no database, generation
+    phase only), the largest of ``2k`` draws; each checked with ``jsonschema``."""
+    import types
+
+    import hypothesis
+    import hypothesis.internal.conjecture.utils as cu
+    import hypothesis_jsonschema._from_schema as from_schema_module
+    import jsonschema
+    from hypothesis_jsonschema import from_schema
+
+    if not hasattr(cu.many, "more"):
+        from_schema_module.cu = types.SimpleNamespace(many=_LegacyMany)  # type: ignore[assignment,attr-defined]
+
+    def make(schema: Any, k: int) -> list[Any]:
+        drawn: list[Any] = []
+
+        @hypothesis.settings(
+            database=None,
+            derandomize=True,
+            max_examples=2 * k,
+            phases=[hypothesis.Phase.generate],
+            deadline=None,
+            suppress_health_check=list(hypothesis.HealthCheck),
+        )
+        @hypothesis.given(from_schema(schema))
+        def collect(x: Any) -> None:
+            drawn.append(x)
+
+        collect()
+        validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)(schema)
+        texts: dict[str, Any] = {}
+        for x in drawn:
+            text = json.dumps(x)
+            if text not in texts and validator.is_valid(x):
+                texts[text] = x
+        return [texts[t] for t in sorted(texts, key=len, reverse=True)[:k]]
+
+    return make
+
+
+def _resolve(node: Any, root: Any, seen: int = 0) -> Any:
+    """``node`` with local ``$ref``s followed (best effort; None when unresolvable)."""
+    while isinstance(node, dict) and isinstance(node.get("$ref"), str) and seen < 32:
+        ref = node["$ref"]
+        if not ref.startswith("#"):
+            return None
+        target = root
+        for part in [p for p in ref[1:].split("/") if p]:
+            part = part.replace("~1", "/").replace("~0", "~")
+            try:
+                target = target[int(part)] if isinstance(target, list) else target[part]
+            except (KeyError, IndexError, ValueError, TypeError):
+                return None
+        node, seen = target, seen + 1
+    return node
+
+
+def _branches(node: Any, root: Any, depth: int = 0) -> list[dict[str, Any]]:
+    """``node`` and the subschemas of its ``allOf`` / ``anyOf`` / ``oneOf``, resolved."""
+    node = _resolve(node, root)
+    if not isinstance(node, dict) or depth > 8:
+        return []
+    out = [node]
+    for key in ("allOf", "anyOf", "oneOf"):
+        for sub in node.get(key, []) if isinstance(node.get(key), list) else []:
+            out += _branches(sub, root, depth + 1)
+    return out
+
+
+def in_schema_order(value: Any, node: Any, root: Any, depth: int = 0) -> Any:
+    """``value`` with each object's keys in its schema's ``properties`` order, then the
+    others as drawn: the order tokstream and llguidance produce (and require). Best
+    effort through ``$ref`` and the combinators."""
+    if depth > 64:
+        return value
+    nodes = _branches(node, root)
+    if isinstance(value, dict):
+        order: dict[str, Any] = {}
+        for n in nodes:
+            props = n.get("properties")
+            if isinstance(props, dict):
+                for k, sub in props.items():
+                    order.setdefault(k, sub)
+        keys = [k for k in order if k in value] + [k for k in value if k not in order]
+        extra = next(
+            (n["additionalProperties"] for n in nodes if isinstance(n.get("additionalProperties"), dict)), None
+        )
+        return {k: in_schema_order(value[k], order.get(k, extra), root, depth + 1) for k in keys}
+    if isinstance(value, list):
+        out = []
+        for i, x in enumerate(value):
+            sub = None
+            for n in nodes:
+                prefix = n.get("prefixItems", n.get("items") if isinstance(n.get("items"), list) else None)
+                if isinstance(prefix, list) and i < len(prefix):
+                    sub = prefix[i]
+                elif isinstance(n.get("items"), dict):
+                    sub = n["items"]
+                elif isinstance(n.get("additionalItems"), dict):
+                    sub = n["additionalItems"]
+                if sub is not None:
+                    break
+            out.append(in_schema_order(x, sub, root, depth + 1))
+        return out
+    return value
+
+
+@dataclass
+class SchemaRun:
+    """One schema of the JSON part: per-engine results and errors, its instances."""
+
+    id: str
+    results: dict[str, Result]
+    errors: dict[str, BaseException]
+    instances: int = 0
+    gen_error: str = ""
+    refused: list[tuple[str, int, bytes, int]] = field(default_factory=list)  # engine, instance, prefix, token
+    mask_misses: Counter[str] = field(default_factory=Counter)  # a token accepted but not in the mask
+
+
+def run_schema(v: Vocab, engines: list[Engine], row: dict[str, Any], args: argparse.Namespace, make: Any) -> SchemaRun:
+    """Compile + first mask per engine (TTFM), then walk each instance's tokens through
+    every engine that compiled: one timed bitmask per engine per token (TBM), then the
+    token; EOS after the last."""
+    w = Workload(row["id"], schema=row["schema"])
+    results, pristine, live, errors = compile_engines(v, engines, w)
+    run = SchemaRun(row["id"], results, errors)
+    if not live:
+        return run
+    try:
+        with deadline(args.json_timeout):
+            drawn = make(row["schema"], args.json_instances)
+    except (Exception, Timeout) as err:
+        run.gen_error = f"{type(err).__name__}: {str(err).splitlines()[0][:80] if str(err) else ''}"
+        return run
+    bufs = {e.name: np.zeros((1, v.n_words), dtype=np.int32) for e in live}
+    for i, x in enumerate(drawn):
+        text = json.dumps(in_schema_order(x, row["schema"], row["schema"]), ensure_ascii=args.json_ascii)
+        tokens = v.tok.encode(text, disallowed_special=())[:MAX_INSTANCE_TOKENS] + [v.eos]
+        run.instances += 1
+        states = {e.name: e.fresh(pristine[e.name]) for e in live}
+        walking = list(live)
+        prefix = b""
+        for token in tokens:
+            fill_masks(v, walking, states, bufs, results)
+            outside = {e.name for e in walking if not (int(bufs[e.name][0][token >> 5]) >> (token & 31)) & 1}
+            for e in advance(walking, states, token, results):
+                run.refused.append((e.name, i, prefix, token))
+                outside.discard(e.name)
+            run.mask_misses.update(outside)
+            if not walking:
+                break
+            prefix += v.table[token]
+    return run
+
+
+def error_head(e: BaseException) -> str:
+    """A refusal's group: tokstream's keyword, else the error's first words (digits
+    folded)."""
+    from tokstream.errors import UnsupportedSchemaError
+
+    if isinstance(e, UnsupportedSchemaError):
+        return f"keyword {e.keyword}" if e.keyword else f"schema: {re.sub(r'[0-9]+', 'N', e.message)[:60]}"
+    text = str(e).splitlines()[0] if str(e) else ""
+    kind = "" if isinstance(e, Skip) else f"{type(e).__name__}: "
+    return kind + re.sub(r"[0-9]+", "N", text)[:70]
+
+
+def _pcts(xs: list[float], unit: str) -> str:
+    s = sorted(xs)
+    if not s:
+        return "n=0"
+    q = [s[min(len(s) - 1, int(len(s) * p))] for p in (0.5, 0.9, 0.99)]
+    return f"p50 {q[0]:9.2f} p90 {q[1]:9.2f} p99 {q[2]:9.2f} {unit} (n={len(s)})"
+
+
+def summarize_json(v: Vocab, runs: list[SchemaRun], names: list[str]) -> list[bool]:
+    """Coverage, TTFM and TBM per engine, ratios, refusals, and tokstream's targets."""
+    total = len(runs)
+    print(f"# {v.name} json ({total} schemas of {JSON_SAMPLE.name}):")
+    compiled = {n: {r.id for r in runs if n in r.results} for n in names}
+    for n in names:
+        steps = [s for r in runs if n in r.results for s in r.results[n].steps]
+        ttfm = [r.results[n].total_ms for r in runs if n in r.results]
+        print(
+            f"  {n:<13} compiled {len(compiled[n]):5d}/{total} ({100 * len(compiled[n]) / max(total, 1):5.1f}%)"
+            f" | TTFM {_pcts(ttfm, 'ms')} | TBM {_pcts([s / 1e3 for s in steps], 'us')}"
+        )
+    if "tokstream" in names and "llguidance" in names:
+        ours, theirs = compiled["tokstream"], compiled["llguidance"]
+        every = {r.id for r in runs}
+        print(
+            f"  tokstream vs llguidance: both {len(ours & theirs)}, only tokstream {len(ours - theirs)},"
+            f" only llguidance {len(theirs - ours)}, neither {len(every - ours - theirs)}"
+        )
+        only = [r for r in runs if r.id in theirs - ours]
+        for r in only[:12]:
+            print(f"    only llguidance: {r.id}: {error_head(r.errors['tokstream'])}")
+        if len(only) > 12:
+            print(f"    ... and {len(only) - 12} more")
+    per = {r.id: r.results for r in runs if r.results}
+    print_ratios(per, names, "schemas", "TTFM ; TBM p50")
+    ours_runs = [r for r in runs if "tokstream" in r.results]
+    if ours_runs:
+        slow = sorted(ours_runs, key=lambda r: -r.results["tokstream"].total_ms)[:5]
+        print(
+            "  tokstream slowest TTFM: " + "; ".join(f"{r.id} {r.results['tokstream'].total_ms:.0f} ms" for r in slow)
+        )
+        walked_ours = [r for r in ours_runs if r.results["tokstream"].steps]
+        slow = sorted(walked_ours, key=lambda r: -pct(r.results["tokstream"].steps, 0.5))[:5]
+        print(
+            "  tokstream slowest TBM p50: "
+            + "; ".join(
+                f"{r.id} {pct(r.results['tokstream'].steps, 0.5):.0f} us (max {max(r.results['tokstream'].steps) / 1e3:.0f})"
+                for r in slow
+            )
+        )
+    for n in names:
+        refused = Counter(error_head(r.errors[n]) for r in runs if n in r.errors)
+        if refused:
+            print(f"  {n} refused {sum(refused.values())} schemas:")
+            for head, c in refused.most_common(12 if n in ("tokstream", "llguidance") else 6):
+                print(f"    {c:5d}  {head}")
+    from tokstream.errors import TokstreamError
+
+    odd = [
+        (r.id, r.errors["tokstream"])
+        for r in runs
+        if not isinstance(r.errors.get("tokstream", TokstreamError()), TokstreamError)
+    ]
+    for sid, e in odd:
+        print(f"  tokstream error that is no TokstreamError (a bug?): {sid}: {type(e).__name__}: {str(e)[:160]}")
+    walked = [r for r in runs if r.instances]
+    gen_failed = Counter(r.gen_error.split(":")[0] for r in runs if r.gen_error)
+    print(
+        f"  instances: {sum(r.instances for r in walked)} over {len(walked)} schemas"
+        f"; generation failed on {sum(gen_failed.values())} schemas ({', '.join(f'{k} {c}' for k, c in gen_failed.most_common())})"
+        f"; {sum(1 for r in runs if r.results and not r.instances and not r.gen_error)} schemas gave none"
+    )
+    for n in names:
+        bad = [(r.id, i, prefix, tok) for r in walked for (e, i, prefix, tok) in r.refused if e == n]
+        misses = sum(r.mask_misses[n] for r in walked)
+        insts = sum(r.instances for r in walked if n in r.results)
+        print(f"  {n:<13} refused {len(bad)} of {insts} valid instances; {misses} accepted tokens outside its mask")
+        show = 40 if n == "tokstream" else 15 if n == "llguidance" else 3
+        for sid, i, prefix, tok in bad[:show]:
+            what = "EOS (not accepting at the end)" if tok == v.eos else f"{v.table[tok]!r} (id {tok})"
+            print(f"    {sid} #{i}: refused {what} after ...{prefix[-60:]!r}")
+        if len(bad) > show:
+            print(f"    ... and {len(bad) - show} more")
+    results: list[bool] = []
+    if "tokstream" in names:
+        steps = [s for r in runs if "tokstream" in r.results for s in r.results["tokstream"].steps]
+        for q, target in ((0.5, TARGET_STEP_P50_US), (0.99, TARGET_STEP_P99_US)):
+            ok = pct(steps, q) <= target
+            results.append(ok)
+            print(f"  target tokstream TBM p{int(q * 100)} {pct(steps, q):.1f} us <= {target:.0f} us  {verdict(ok)}")
+        ttfm = sorted(r.results["tokstream"].total_ms for r in runs if "tokstream" in r.results)
+        p50 = ttfm[len(ttfm) // 2] if ttfm else math.nan
+        ok = p50 <= TARGET_TTFM_MS
+        results.append(ok)
+        print(f"  target tokstream TTFM p50 {p50:.2f} ms <= {TARGET_TTFM_MS:.0f} ms  {verdict(ok)}")
+        if "llguidance" in names:
+            ok = len(compiled["tokstream"]) >= len(compiled["llguidance"])
+            results.append(ok)
+            print(
+                f"  target tokstream coverage {len(compiled['tokstream'])} >= llguidance's {len(compiled['llguidance'])}  {verdict(ok)}"
+            )
+    return results
+
+
+def bench_json(args: argparse.Namespace) -> list[bool]:
+    rows = load_schemas(args.json_limit)
+    if rows is None:
+        return []
+    v = load_vocab("llama3")
+    if v is None:
+        return []
+    engines = make_engines(v, args, (WARMUP, JSON_WARMUP))
+    if not engines:
+        return []
+    for e in engines:
+        if isinstance(e, TokstreamEngine):
+            e.timeout = args.json_timeout
+    make = instance_maker()
+    print(
+        f"# json: {len(rows)} schemas, {args.json_instances} instances each (hypothesis-jsonschema"
+        f" {_version('hypothesis-jsonschema')}, hypothesis {_version('hypothesis')}); timeout {args.json_timeout:g} s;"
+        f" outlines-core Index {OUTLINES_TIMEOUT_S:g} s, regexes over {OUTLINES_MAX_REGEX} characters not built",
+        flush=True,
+    )
+    runs = []
+    t0 = time.perf_counter()
+    for i, row in enumerate(rows):
+        runs.append(run_schema(v, engines, row, args, make))
+        if (i + 1) % 20 == 0 or i + 1 == len(rows):
+            spent = time.perf_counter() - t0
+            print(
+                f"  [{i + 1}/{len(rows)}] {spent:6.0f} s, ~{spent / (i + 1) * (len(rows) - i - 1):4.0f} s left ({row['id']})",
+                file=sys.stderr,
+                flush=True,
+            )
+    for e in engines:
+        if isinstance(e, OutlinesEngine) and e.worker is not None:
+            e.worker.close()
+    return summarize_json(v, runs, [e.name for e in engines])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Regex / grammar constraints: tokstream against its peers.")
     parser.add_argument("--tokenizers", nargs="+", choices=("o200k", "llama3"), default=["o200k", "llama3"])
@@ -706,27 +1281,59 @@ def main(argv: list[str] | None = None) -> int:
         help="pick each token among those all engines allow (default) or the driver allows",
     )
     parser.add_argument("--workloads", nargs="+", help="names to run (default: all)")
-    parser.add_argument("--quick", action="store_true", help=f"smoke run: {', '.join(QUICK)}; fewer, shorter walks")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"smoke run: {', '.join(QUICK)}; fewer, shorter walks; 24 schemas, 1 instance each",
+    )
+    parser.add_argument(
+        "--part",
+        nargs="+",
+        choices=("regex", "grammar", "json"),
+        default=["regex", "grammar", "json"],
+        help="what to run (default: all; json is the JSON Schema part, Llama 3 only)",
+    )
+    parser.add_argument(
+        "--json-limit", type=int, default=None, help="schemas, spread over the sample (default all; --quick 24)"
+    )
+    parser.add_argument("--json-instances", type=int, default=None, help="instances per schema (default 3; --quick 1)")
+    parser.add_argument(
+        "--json-ascii",
+        action="store_true",
+        help="serialize instances with json.dumps's default ensure_ascii (\\uXXXX for every non-ASCII character)",
+    )
+    parser.add_argument(
+        "--json-timeout",
+        type=float,
+        default=JSON_TIMEOUT_S,
+        help=f"seconds per schema and engine (default {JSON_TIMEOUT_S:g})",
+    )
     args = parser.parse_args(argv)
     args.walks = args.walks if args.walks is not None else (2 if args.quick else 5)
     args.steps = args.steps if args.steps is not None else (15 if args.quick else 40)
+    args.json_limit = args.json_limit if args.json_limit is not None else (24 if args.quick else None)
+    args.json_instances = args.json_instances if args.json_instances is not None else (1 if args.quick else 3)
     # The driver comes first: tokstream when it runs, else the next engine asked for.
     args.engines = sorted(dict.fromkeys(args.engines), key=ENGINES.index)
-    workloads = list(REGEXES + GRAMMARS)
+    workloads = [w for w in REGEXES + GRAMMARS if w.kind in args.part]
     wanted = args.workloads or (QUICK if args.quick else None)
     if wanted:
-        unknown = set(wanted) - {w.name for w in workloads}
+        unknown = set(wanted) - {w.name for w in REGEXES + GRAMMARS}
         if unknown:
             parser.error(f"unknown workloads: {', '.join(sorted(unknown))}")
         workloads = [w for w in workloads if w.name in wanted]
+    if args.workloads and "json" in args.part and len(args.part) > 1:
+        args.part = [p for p in args.part if p != "json"]  # --workloads names regexes and grammars
     print(
         f"# python {sys.version.split()[0]}, numpy {np.__version__}, tokstream from {Path(tokstream.__file__).parent}"
     )
     results: list[bool] = []
-    for name in args.tokenizers:
+    for name in args.tokenizers if workloads else ():
         v = load_vocab(name)
         if v is not None:
             results += bench_tokenizer(v, args, workloads)
+    if "json" in args.part:
+        results += bench_json(args)
     if results:
         print(f"# tokstream targets met: {sum(results)}/{len(results)}  {verdict(all(results))}")
     else:
