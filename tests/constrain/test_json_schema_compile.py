@@ -118,7 +118,7 @@ def test_whitespace_flexible_compact_and_regex(tok: tokstream.Tokenizer) -> None
         ({"oneOf": [{"type": "integer"}, {"minimum": 0}]}, "oneOf", ""),
         ({"type": "number", "multipleOf": 3}, "multipleOf", ""),
         ({"type": "array", "uniqueItems": True}, "uniqueItems", ""),
-        ({"type": "string", "maxLength": 5000}, "maxLength", ""),
+        ({"type": "string", "minLength": 5000}, "minLength", ""),
         ({"type": "frob"}, "type", ""),
         ({"minimum": "1"}, "minimum", ""),
         ({"properties": {"a/b": {"dependentRequired": {}}}}, "dependentRequired", "/properties/a~1b"),
@@ -140,6 +140,14 @@ def test_malformed_and_unsatisfiable_schemas(tok: tokstream.Tokenizer) -> None:
         json_schema_constraint(tok, {"type": "string", "minLength": 3, "maxLength": 2})
     with pytest.raises(UnsupportedSchemaError):
         json_schema_constraint(tok, [1, 2])  # type: ignore[arg-type]
+
+
+def test_a_long_max_length_is_enforced_as_the_cap(tok: tokstream.Tokenizer) -> None:
+    from tokstream.constrain.json_schema.compiler import MAX_LENGTH
+
+    schema = {"type": "string", "maxLength": 5000}
+    assert _accepts(tok, schema, json.dumps("ab" * (MAX_LENGTH // 2)))
+    assert not _accepts(tok, schema, json.dumps("ab" * (MAX_LENGTH // 2) + "c"))
 
 
 def test_annotations_and_unknown_words_are_ignored(tok: tokstream.Tokenizer) -> None:

@@ -51,9 +51,20 @@ Item = Node | str
 Part = tuple[Item, ...]
 DEAD: Final[Part] = (NOTHING,)
 _ANY_STRING: Final = Repeat(ANY_CHAR, 0, None)
-#: The largest ``minLength`` / ``maxLength`` compiled: the DFA has a few states per
-#: character counted (escapes and UTF-8 continuation bytes included).
+#: An integer as drafts 3 and 4 have it: no fraction, no exponent.
+_PLAIN_INTEGER: Final = Concat(
+    (
+        Repeat(literal("-"), 0, 1),
+        Alt((literal("0"), Concat((Chars(((0x31, 0x39),)), Repeat(Chars(((0x30, 0x39),)), 0, None))))),
+    )
+)
+#: The largest ``minLength`` compiled, and the largest ``maxLength`` enforced (a larger
+#: one is enforced as this): the DFA has a few states per character counted (escapes
+#: and UTF-8 continuation bytes included).
 MAX_LENGTH: Final = 1000
+#: A terminal estimated above this many automaton states (``_cost``) is split: its big
+#: alternatives or member edges become terminals of their own (``MAX_STATES`` bounds one).
+_SPLIT: Final = 30_000
 #: Branch pairs an ``oneOf`` checks for overlap before it is read as ``anyOf``.
 _MAX_ONE_OF: Final = 64
 
@@ -90,6 +101,24 @@ def seq(*parts: Part) -> Part:
     return tuple(out)
 
 
+def _cost(node: Node, memo: dict[int, int]) -> int:
+    """The automaton states a tree costs, about (``automaton._Nfa``: one per character
+    set and alternative, bounded repetition unrolled)."""
+    found = memo.get(id(node))
+    if found is not None:
+        return found
+    if isinstance(node, Chars):
+        out = 1
+    elif isinstance(node, Repeat):
+        out = (node.max if node.max is not None else node.min + 1) * (_cost(node.item, memo) + 1)
+    elif isinstance(node, Machine):
+        out = len(node.accepting) + sum(_cost(n, memo) for row in node.edges for n, _ in row)
+    else:
+        out = 1 + sum(_cost(i, memo) for i in node.items)
+    memo[id(node)] = out
+    return out
+
+
 def _regular(part: Part) -> Node | None:
     """The part as one tree, or None when it holds a rule."""
     if any(isinstance(i, str) for i in part):
@@ -121,6 +150,16 @@ class _Compiler:
         self.spell_memo: dict[int, Node] = {}
         self.fixed_memo: dict[int, Node] = {}
         self.keep: list[Node] = []  # trees whose ids key spell_memo stay alive
+        self.costs: dict[int, int] = {}
+
+    def cost(self, part: Part) -> int:
+        return sum(_cost(i, self.costs) for i in part if not isinstance(i, str))
+
+    def split(self, part: Part) -> Part:
+        """A large regular part as a rule of its own (its own terminal)."""
+        name = f"r{len(self.rules)}"
+        self.rules[name] = [part]
+        return (name,)
 
     # ------------------------------------------------------------ combinators
 
@@ -132,6 +171,8 @@ class _Compiler:
             return DEAD
         if len(live) == 1:
             return live[0]
+        if sum(self.cost(p) for p in live) > _SPLIT:
+            live = [self.split(p) if self.cost(p) > _SPLIT // 8 else p for p in live]
         nodes = [_regular(p) for p in live]
         trees = tuple(n for n in nodes if n is not None)
         if len(trees) == len(live):
@@ -149,6 +190,8 @@ class _Compiler:
         an accepting state or to the source of a rule edge, so the listed members of an
         object stay one terminal however free its additional members are."""
         labels = [[(p, t) for p, t in row if p != DEAD] for row in edges]
+        if sum(self.cost(p) for row in labels for p, _ in row) > _SPLIT:
+            labels = [[(self.split(p) if self.cost(p) > _SPLIT // 8 else p, t) for p, t in row] for row in labels]
         trees = [[(_regular(p), t) for p, t in row] for row in labels]
         if all(n is not None for row in trees for n, _ in row):
             machine = Machine(tuple(tuple((n, t) for n, t in row if n is not None) for row in trees), tuple(accepting))
@@ -278,6 +321,12 @@ class _Compiler:
         if a.enum is not None and b.enum is not None:
             return not any(json_equal(x, y) for x in a.enum for y in b.enum)
         if ta & tb <= {"object"}:
+            # A property one requires and the other forbids (additionalProperties false).
+            for x, y in ((a, b), (b, a)):
+                for name in x.required:
+                    other = self.flat(self.schema.for_name(y, name))
+                    if other is not None and not other.types:
+                        return True
             # A discriminator: a property both require, whose values cannot agree.
             for name in a.required:
                 if name in b.required:
@@ -391,12 +440,14 @@ class _Compiler:
         if n.min_length or n.max_length is not None:
             if n.max_length is not None and n.min_length > n.max_length:
                 return DEAD
-            for bound, word in ((n.min_length, "minLength"), (n.max_length or 0, "maxLength")):
-                if bound > MAX_LENGTH:
-                    raise UnsupportedSchemaError(
-                        f"a length bound above {MAX_LENGTH} (the automaton counts every character)", word, n.ptr
-                    )
-            trees.append(Repeat(ANY_CHAR, n.min_length, n.max_length))
+            if n.min_length > MAX_LENGTH:
+                raise UnsupportedSchemaError(
+                    f"a minimum length above {MAX_LENGTH} (the automaton counts every character)", "minLength", n.ptr
+                )
+            # A maximum above MAX_LENGTH is enforced as MAX_LENGTH: tighter, never looser
+            # (a departure, README); refusing the schema would help no one.
+            top = None if n.max_length is None else min(n.max_length, MAX_LENGTH)
+            trees.append(Repeat(ANY_CHAR, n.min_length, top))
         for p, ptr in n.patterns:
             trees.append(_refusing(partial(pattern_tree, p), "pattern", ptr))
         for f, ptr in n.formats:
@@ -430,6 +481,8 @@ class _Compiler:
             )
 
         tree = _refusing(build, "multipleOf", n.ptr)
+        if integer and self.schema.plain_integers:
+            tree = intersect(tree, _PLAIN_INTEGER)
         return DEAD if tree == NOTHING else (tree,)
 
     # ------------------------------------------------------------ containers

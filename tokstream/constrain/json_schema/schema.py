@@ -214,6 +214,10 @@ class Schema:
             raise UnsupportedSchemaError(f"a schema is an object or a boolean, not {type(root).__name__}", None, "")
         self.root = root
         self.base = ""
+        # Drafts 3 and 4: an integer is written without a fraction (1.0 is no integer).
+        self.plain_integers = isinstance(root, dict) and any(
+            d in str(root.get("$schema", "")) for d in ("draft-03", "draft-04")
+        )
         if isinstance(root, dict):
             base = root.get("$id", root.get("id"))
             if isinstance(base, str):
