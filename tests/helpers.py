@@ -526,3 +526,31 @@ def module_imports(module: str, *, type_checking: bool = True, tree: ast.AST | N
     for imp in ours:
         assert imp.module in modules, f"{path}:{imp.line}: no module {imp.module}"
     return ours
+
+
+# ----------------------------------------------------------------------- generate
+
+
+def generate_pair(
+    model: Any, ids: Sequence[int], processor: Any, mode: str, max_new_tokens: int, eos: int
+) -> list[list[int]]:
+    """``model.generate`` on a batch of two copies of ``ids`` under ``processor``
+    (``mode``: "sample", or "beam" for a 3-beam search), two sequences returned per
+    row; the new ids of each of the four (torch and transformers must be importable)."""
+    import torch
+    import transformers
+
+    kwargs: dict[str, Any] = {"do_sample": True} if mode == "sample" else {"num_beams": 3, "do_sample": False}
+    out = model.generate(
+        torch.tensor([list(ids), list(ids)]),
+        attention_mask=torch.ones(2, len(ids), dtype=torch.long),
+        logits_processor=transformers.LogitsProcessorList([processor]),
+        max_new_tokens=max_new_tokens,
+        eos_token_id=eos,
+        pad_token_id=eos,
+        num_return_sequences=2,
+        **kwargs,
+    )
+    assert out.shape[0] == 4
+    rows: list[list[int]] = out[:, len(ids) :].tolist()
+    return rows

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers import fixture_tokenizer
+from helpers import fixture_tokenizer, generate_pair
 
 import tokstream
 from tokstream.constrain import TokenMasker, heal
@@ -250,19 +250,9 @@ def test_generate_valid_json(mode: str, name: str, llama3: tokstream.Tokenizer) 
     tb = tok.vocab.index.token_bytes
     ids = tok.encode("Answer:")
     processor = ConstraintLogitsProcessor(tok, json_schema_constraint(tok, schema, eos_id=EOS))
-    kwargs: dict[str, Any] = {"do_sample": True} if mode == "sample" else {"num_beams": 3, "do_sample": False}
-    out = model.generate(
-        torch.tensor([ids, ids]),
-        attention_mask=torch.ones(2, len(ids), dtype=torch.long),
-        logits_processor=transformers.LogitsProcessorList([processor]),
-        max_new_tokens=160,
-        eos_token_id=EOS,
-        pad_token_id=EOS,
-        num_return_sequences=2,
-        **kwargs,
-    )
+    rows = generate_pair(model, ids, processor, mode, 160, EOS)
     finished = 0
-    for row in out[:, len(ids) :].tolist():
+    for row in rows:
         end = row.index(EOS) if EOS in row else len(row)
         text = b"".join(tb[t] for t in row[:end])
         if EOS not in row:
@@ -272,6 +262,6 @@ def test_generate_valid_json(mode: str, name: str, llama3: tokstream.Tokenizer) 
             continue
         validate(schema, text.decode())
         finished += 1
-    print(f"{name}/{mode}: {finished} of {len(out)} rows finished")
+    print(f"{name}/{mode}: {finished} of {len(rows)} rows finished")
     if mode == "sample":
         assert finished >= 1, "no sampled row reached EOS within 160 tokens"

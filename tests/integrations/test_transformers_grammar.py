@@ -9,9 +9,9 @@ as ``test_transformers_integration.py`` does).
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import pytest
+from helpers import generate_pair
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -38,18 +38,8 @@ def test_generate_fullmatches_regex(mode: str, pattern: str) -> None:
     model = transformers.GPT2LMHeadModel(config).eval()
     ids = TOK.encode("Answer:")
     processor = ConstraintLogitsProcessor(TOK, tokstream.regex_constraint(TOK, pattern, eos_id=EOS))
-    kwargs: dict[str, Any] = {"do_sample": True} if mode == "sample" else {"num_beams": 3, "do_sample": False}
-    out = model.generate(
-        torch.tensor([ids, ids]),
-        attention_mask=torch.ones(2, len(ids), dtype=torch.long),
-        logits_processor=transformers.LogitsProcessorList([processor]),
-        max_new_tokens=48,
-        eos_token_id=EOS,
-        pad_token_id=EOS,
-        num_return_sequences=2,
-        **kwargs,
-    )
-    for row in out[:, len(ids) :].tolist():
+    rows = generate_pair(model, ids, processor, mode, 48, EOS)
+    for row in rows:
         assert EOS in row, f"no EOS within 48 tokens: {row}"  # every match is at most 40 bytes
         assert re.fullmatch(pattern, _text(row[: row.index(EOS)])), row
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import generate_pair
 
 torch = pytest.importorskip("torch")
 
@@ -204,18 +205,7 @@ def test_transformers_generate_tiny_model(mode: str) -> None:
     options = ["yes", "no", "maybe"]
     ids, _ = heal_for_generate(TOK, TOK.encode("Answer:"), max_backoff=1)
     processor = ConstraintLogitsProcessor(TOK, choice_constraint(TOK, options, eos_id=EOS))
-    kwargs: dict[str, Any] = {"do_sample": True} if mode == "sample" else {"num_beams": 3, "do_sample": False}
-    out = model.generate(
-        torch.tensor([ids, ids]),
-        attention_mask=torch.ones(2, len(ids), dtype=torch.long),
-        logits_processor=transformers.LogitsProcessorList([processor]),
-        max_new_tokens=10,
-        eos_token_id=EOS,
-        pad_token_id=EOS,
-        num_return_sequences=2,
-        **kwargs,
-    )
-    assert out.shape[0] == 4
-    for row in out[:, len(ids) :].tolist():
+    rows = generate_pair(model, ids, processor, mode, 10, EOS)
+    for row in rows:
         end = row.index(EOS)
         assert _bytes(row[:end]).decode() in options

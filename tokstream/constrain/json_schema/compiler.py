@@ -31,7 +31,7 @@ and item, and nowhere else: none before the value or after it.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from decimal import Decimal
 from functools import partial
 from typing import Any, Final, TypeVar
@@ -99,6 +99,31 @@ def seq(*parts: Part) -> Part:
             elif item != EMPTY:
                 out.append(item)
     return tuple(out)
+
+
+K = TypeVar("K", bound=Hashable)
+
+
+def _explore(
+    start: K, step: Callable[[K], tuple[list[tuple[Part, K]], bool]]
+) -> tuple[list[list[tuple[Part, int]]], list[bool]]:
+    """The states reachable from ``start`` through ``step`` (a state's labelled edges
+    to other states, and whether it accepts), numbered in the order found."""
+    index = {start: 0}
+    order = [start]
+    edges: list[list[tuple[Part, int]]] = []
+    accepting: list[bool] = []
+    while len(edges) < len(order):
+        out, accept = step(order[len(edges)])
+        row: list[tuple[Part, int]] = []
+        for part, key in out:
+            if key not in index:
+                index[key] = len(order)
+                order.append(key)
+            row.append((part, index[key]))
+        edges.append(row)
+        accepting.append(accept)
+    return edges, accepting
 
 
 def _cost(node: Node, memo: dict[int, int]) -> int:
@@ -506,28 +531,15 @@ class _Compiler:
             )
         free = max(len(prefix), n.min_items, 1)  # from here on only "a comma is due" matters (hi None)
         sep: Part = (_cat(_lit(","), ws),)
-        index: dict[int, int] = {}
-        order: list[int] = []
 
-        def state(k: int) -> int:
-            if hi is None:
-                k = min(k, free)
-            if k not in index:
-                index[k] = len(order)
-                order.append(k)
-            return index[k]
-
-        edges: list[list[tuple[Part, int]]] = []
-        accepting: list[bool] = []
-        state(0)
-        while len(edges) < len(order):
-            k = order[len(edges)]
+        def step(k: int) -> tuple[list[tuple[Part, int]], bool]:
             row: list[tuple[Part, int]] = []
             if hi is None or k < hi:
                 item = prefix[k] if k < len(prefix) else rest
-                row.append((seq(sep if k else (), item, (ws,)), state(k + 1)))
-            edges.append(row)
-            accepting.append(k >= n.min_items)
+                row.append((seq(sep if k else (), item, (ws,)), k + 1 if hi is not None else min(k + 1, free)))
+            return row, k >= n.min_items
+
+        edges, accepting = _explore(0, step)
         return seq((_cat(_lit("["), ws),), self.automaton(edges, accepting), (_lit("]"),))
 
     def object(self, n: Norm) -> Part:
@@ -549,37 +561,24 @@ class _Compiler:
             return DEAD
         sep: Part = (_cat(_lit(","), ws),)
         count = len(members)
-        index: dict[tuple[int, int, bool], int] = {}
-        order: list[tuple[int, int, bool]] = []
 
-        def state(i: int, c: int, started: bool) -> int:
-            if hi is None:
-                c = min(c, lo)
-            key = (i, c, started)
-            if key not in index:
-                index[key] = len(order)
-                order.append(key)
-            return index[key]
-
-        edges: list[list[tuple[Part, int]]] = []
-        accepting: list[bool] = []
-        state(0, 0, False)
-        while len(edges) < len(order):
-            i, c, started = order[len(edges)]
-            row: list[tuple[Part, int]] = []
+        def step(key: tuple[int, int, bool]) -> tuple[list[tuple[Part, tuple[int, int, bool]]], bool]:
+            i, c, started = key
+            nxt = c + 1 if hi is not None else min(c + 1, lo)
+            row: list[tuple[Part, tuple[int, int, bool]]] = []
             lead = sep if started else ()
             if i < count:
                 member, req = members[i]
                 if not req:
-                    row.append(((), state(i + 1, c, started)))
+                    row.append(((), (i + 1, c, started)))
                 if hi is None or c < hi:
-                    row.append((seq(lead, member), state(i + 1, c + 1, True)))
-                accepting.append(False)
-            else:
-                if extra != DEAD and (hi is None or c < hi):
-                    row.append((seq(lead, extra), state(count, c + 1, True)))
-                accepting.append(c >= lo)
-            edges.append(row)
+                    row.append((seq(lead, member), (i + 1, nxt, True)))
+                return row, False
+            if extra != DEAD and (hi is None or c < hi):
+                row.append((seq(lead, extra), (count, nxt, True)))
+            return row, c >= lo
+
+        edges, accepting = _explore((0, 0, False), step)
         return seq((_cat(_lit("{"), ws),), self.automaton(edges, accepting), (_lit("}"),))
 
     def additional(self, n: Norm, listed: list[str]) -> Part:

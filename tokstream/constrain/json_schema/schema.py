@@ -186,19 +186,12 @@ def _count(value: Any, keyword: str, ptr: str) -> int:
     return value
 
 
-def _tighter_low(a: Bound | None, b: Bound | None) -> Bound | None:
+def _tighter(a: Bound | None, b: Bound | None, low: bool) -> Bound | None:
+    """The stronger of two lower (``low``) or upper bounds; exclusive wins a tie."""
     if a is None or b is None:
         return a or b
     if a.value != b.value:
-        return a if a.value > b.value else b
-    return Bound(a.value, a.exclusive or b.exclusive)
-
-
-def _tighter_high(a: Bound | None, b: Bound | None) -> Bound | None:
-    if a is None or b is None:
-        return a or b
-    if a.value != b.value:
-        return a if a.value < b.value else b
+        return a if (a.value > b.value) == low else b
     return Bound(a.value, a.exclusive or b.exclusive)
 
 
@@ -354,9 +347,9 @@ class Schema:
                 exclusive = key.startswith("exclusive") or raw.get("exclusive" + key.title()) is True
                 bound = Bound(_decimal(value, key, ptr), exclusive)
             if low:
-                n.minimum = _tighter_low(n.minimum, bound)
+                n.minimum = _tighter(n.minimum, bound, True)
             else:
-                n.maximum = _tighter_high(n.maximum, bound)
+                n.maximum = _tighter(n.maximum, bound, False)
         elif key == "multipleOf":
             d = _decimal(value, key, ptr)
             if d <= 0:
@@ -486,8 +479,8 @@ class Schema:
             types=a.types & b.types,
             enum=enum,
             any_of=a.any_of + b.any_of,
-            minimum=_tighter_low(a.minimum, b.minimum),
-            maximum=_tighter_high(a.maximum, b.maximum),
+            minimum=_tighter(a.minimum, b.minimum, True),
+            maximum=_tighter(a.maximum, b.maximum, False),
             multiple_of=a.multiple_of + b.multiple_of,
             min_length=max(a.min_length, b.min_length),
             max_length=_min_opt(a.max_length, b.max_length),
