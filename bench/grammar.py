@@ -282,7 +282,9 @@ def deadline(seconds: float) -> Iterator[None]:
         raise Timeout(f"timeout > {seconds:g} s")
 
     old = signal.signal(signal.SIGALRM, ring)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    # Ring again every 0.5 s: an exception raised inside a gc callback or a
+    # __del__ is ignored by Python, and a one-shot alarm would then never stop the block.
+    signal.setitimer(signal.ITIMER_REAL, seconds, 0.5)
     try:
         yield
     finally:
