@@ -45,7 +45,7 @@ from .charset import Ranges, normalize
 from .charset import intersect as intersect_ranges
 from .nodes import Alt, Chars, Concat, Machine, Node, Repeat
 
-__all__ = ["MAX_STATES", "Dfa", "compile_dfa", "difference", "intersect", "is_empty", "utf8_sequences"]
+__all__ = ["MAX_STATES", "Dfa", "char_sets", "compile_dfa", "difference", "intersect", "is_empty", "utf8_sequences"]
 
 #: Bound on NFA and DFA states per terminal.
 MAX_STATES = 50_000
@@ -98,6 +98,11 @@ class Dfa:
     def walk_accepting(self) -> npt.NDArray[np.bool_]:
         """``accepting`` with the dead state ``n`` appended (not accepting)."""
         return np.concatenate([self.accepting, [False]])
+
+    def matches(self, text: str) -> bool:
+        """Whether the whole of ``text`` is a string of the DFA."""
+        state = self.run(0, text.encode("utf-8", "surrogatepass"))
+        return state >= 0 and bool(self.accepting[state])
 
     def run(self, state: int, data: bytes) -> int:
         """The state after ``data`` from ``state`` (-1: dead)."""
@@ -301,6 +306,13 @@ def _collect(node: Node, out: set[Ranges], seen: set[int] | None = None) -> None
     else:
         for item in node.items:
             _collect(item, out, seen)
+
+
+def char_sets(tree: Node) -> set[Ranges]:
+    """The character sets (``Chars`` ranges) a tree reads, each once."""
+    out: set[Ranges] = set()
+    _collect(tree, out)
+    return out
 
 
 def _restricted(node: Node, alphabet: Ranges | None, memo: dict[int, Node] | None = None) -> Node:

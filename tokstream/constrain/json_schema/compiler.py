@@ -48,15 +48,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Hashable, Sequence
+from dataclasses import replace
 from decimal import Decimal
 from functools import partial
 from typing import Any, Final, TypeVar
 
 from ...errors import TokstreamError, UnsupportedSchemaError
-from ..grammar.automaton import Dfa, compile_dfa, difference, intersect, is_empty
+from ..grammar.automaton import difference, intersect, is_empty
 from ..grammar.nodes import EMPTY, NOTHING, Alt, Chars, Concat, Machine, Node, Repeat, literal
 from .numbers import number_tree
-from .schema import Norm, Schema, Sub, atom_of, json_equal, pattern_matches
+from .schema import ATOMS, Norm, Schema, Sub, atom_of, json_equal, string_matches
 from .spelling import ANY_CHAR, json_string
 from .strings import format_tree, pattern_tree
 
@@ -85,10 +86,6 @@ _SPLIT: Final = 30_000
 _MAX_ONE_OF: Final = 64
 
 T = TypeVar("T")
-
-
-def _lit(text: str) -> Node:
-    return literal(text)
 
 
 def _cat(a: Node, b: Node) -> Node:
@@ -325,15 +322,14 @@ class _Compiler:
         if "int" in n.types:
             parts.append(self.number(n, integer="frac" not in n.types))
         if "boolean" in n.types:
-            parts.append((Alt((_lit("true"), _lit("false"))),))
+            parts.append((Alt((literal("true"), literal("false"))),))
         if "null" in n.types:
-            parts.append((_lit("null"),))
+            parts.append((literal("null"),))
         return self.alt(parts)
 
     def branches(self, n: Norm) -> Part:
         (subs, keyword, ptr), rest = n.any_of[0], n.any_of[1:]
-        base = Norm(n.ptr, **{k: v for k, v in vars(n).items() if k not in ("ptr", "any_of")})
-        base.any_of = rest
+        base = replace(n, any_of=rest)
         merged = [self.schema.merge(base, self.schema.flatten(self.schema.normalize(s))) for s in subs]
         parts = [self.norm(m) for m in merged]
         if keyword == "oneOf" and len(parts) > 1:
@@ -403,7 +399,7 @@ class _Compiler:
     # ------------------------------------------------------------ enum / const
 
     def enum(self, n: Norm) -> Part:
-        rest = Norm(n.ptr, **{k: v for k, v in vars(n).items() if k not in ("ptr", "enum", "types")})
+        rest = replace(n, enum=None, types=ATOMS)
         kept: list[Any] = []
         assert n.enum is not None
         for v in n.enum:
@@ -421,9 +417,9 @@ class _Compiler:
         if kind == "string":
             if len(v) < n.min_length or (n.max_length is not None and len(v) > n.max_length):
                 return False
-            if not all(pattern_matches(p, v, ptr) for p, ptr in n.patterns):
+            if not all(string_matches("pattern", p, v, ptr) for p, ptr in n.patterns):
                 return False
-            return all(_accepts(self.format_dfa(f, ptr), v) for f, ptr in n.formats)
+            return all(string_matches("format", f, v, ptr) for f, ptr in n.formats)
         if kind in ("int", "frac"):
             d = Decimal(repr(v)) if isinstance(v, float) else Decimal(v)
             if n.minimum is not None and (d < n.minimum.value or (n.minimum.exclusive and d == n.minimum.value)):
@@ -444,35 +440,32 @@ class _Compiler:
             f"an enum / const {kind} value beside other {kind} keywords is not supported", "enum", n.ptr
         )
 
-    def format_dfa(self, name: str, ptr: str) -> Dfa | None:
-        return compile_dfa(_refusing(lambda: format_tree(name), "format", ptr))
-
     def literal(self, v: Any, ptr: str) -> Node:
         """The JSON spellings of value ``v`` (objects in their key order)."""
         ws = self.ws
         if v is None or isinstance(v, bool):
-            return _lit(json.dumps(v))
+            return literal(json.dumps(v))
         if isinstance(v, (int, float)):
             d = Decimal(repr(v)) if isinstance(v, float) else Decimal(v)
             return number_tree(integer=False, minimum=d, maximum=d)
         if isinstance(v, str):
             if any(0xD800 <= ord(c) <= 0xDFFF for c in v):
                 raise UnsupportedSchemaError("a string value with a lone surrogate cannot be output", "enum", ptr)
-            return self.string_tree(_lit(v), fixed=True)
+            return self.string_tree(literal(v), fixed=True)
         if isinstance(v, list):
             items = [self.literal(x, ptr) for x in v]
             body: Node = EMPTY
             for k, item in enumerate(items):
-                body = _cat(body, _cat(_cat(_lit(",") if k else EMPTY, ws if k else EMPTY), _cat(item, ws)))
-            return _cat(_cat(_lit("["), ws), _cat(body, _lit("]")))
+                body = _cat(body, _cat(_cat(literal(",") if k else EMPTY, ws if k else EMPTY), _cat(item, ws)))
+            return _cat(_cat(literal("["), ws), _cat(body, literal("]")))
         body = EMPTY
         for k, (key, x) in enumerate(v.items()):
             member = _cat(
-                _cat(self.string_tree(_lit(key), fixed=True), ws),
-                _cat(_cat(_lit(":"), ws), _cat(self.literal(x, ptr), ws)),
+                _cat(self.string_tree(literal(key), fixed=True), ws),
+                _cat(_cat(literal(":"), ws), _cat(self.literal(x, ptr), ws)),
             )
-            body = _cat(body, _cat(_cat(_lit(",") if k else EMPTY, ws if k else EMPTY), member))
-        return _cat(_cat(_lit("{"), ws), _cat(body, _lit("}")))
+            body = _cat(body, _cat(_cat(literal(",") if k else EMPTY, ws if k else EMPTY), member))
+        return _cat(_cat(literal("{"), ws), _cat(body, literal("}")))
 
     # ------------------------------------------------------------ scalars
 
@@ -546,7 +539,7 @@ class _Compiler:
                 "uniqueItems is supported only where at most one item fits", "uniqueItems", n.unique_ptr
             )
         free = max(len(prefix), n.min_items, 1)  # from here on only "a comma is due" matters (hi None)
-        sep: Part = (_cat(_lit(","), ws),)
+        sep: Part = (_cat(literal(","), ws),)
 
         def step(k: int) -> tuple[list[tuple[Part, int]], bool]:
             row: list[tuple[Part, int]] = []
@@ -556,7 +549,7 @@ class _Compiler:
             return row, k >= n.min_items
 
         edges, accepting = _explore(0, step)
-        return seq((_cat(_lit("["), ws),), self.automaton(edges, accepting), (_lit("]"),))
+        return seq((_cat(literal("["), ws),), self.automaton(edges, accepting), (literal("]"),))
 
     def object(self, n: Norm) -> Part:
         ws = self.ws
@@ -569,13 +562,13 @@ class _Compiler:
                 if name in required:
                     return DEAD
                 continue
-            key = self.string_tree(_lit(name), fixed=True)
-            members.append((seq((_cat(_cat(key, ws), _cat(_lit(":"), ws)),), value, (ws,)), name in required))
+            key = self.string_tree(literal(name), fixed=True)
+            members.append((seq((_cat(_cat(key, ws), _cat(literal(":"), ws)),), value, (ws,)), name in required))
         extra = self.additional(n, listed)
         lo, hi = n.min_props, n.max_props
         if hi is not None and lo > hi:
             return DEAD
-        sep: Part = (_cat(_lit(","), ws),)
+        sep: Part = (_cat(literal(","), ws),)
         count = len(members)
 
         def step(key: tuple[int, int, bool]) -> tuple[list[tuple[Part, tuple[int, int, bool]]], bool]:
@@ -595,12 +588,12 @@ class _Compiler:
             return row, c >= lo
 
         edges, accepting = _explore((0, 0, False), step)
-        return seq((_cat(_lit("{"), ws),), self.automaton(edges, accepting), (_lit("}"),))
+        return seq((_cat(literal("{"), ws),), self.automaton(edges, accepting), (literal("}"),))
 
     def additional(self, n: Norm, listed: list[str]) -> Part:
         """One member that is not listed: a ``patternProperties`` name with its value,
         or any other name with ``additionalProperties``' value."""
-        excluded: list[Node] = [_lit(name) for name in listed]
+        excluded: list[Node] = [literal(name) for name in listed]
         patterns = [(p, _refusing(partial(pattern_tree, p), "patternProperties", n.ptr)) for p in n.pattern_props]
         for i in range(len(patterns)):
             for j in range(i + 1, len(patterns)):
@@ -627,14 +620,7 @@ class _Compiler:
         if value == DEAD or (isinstance(names, Machine) and not any(names.accepting)):
             return DEAD
         key = self.string_tree(names)
-        return seq((_cat(_cat(key, self.ws), _cat(_lit(":"), self.ws)),), value, (self.ws,))
-
-
-def _accepts(dfa: Dfa | None, text: str) -> bool:
-    if dfa is None:
-        return False
-    state = dfa.run(0, text.encode("utf-8", "surrogatepass"))
-    return state >= 0 and bool(dfa.accepting[state])
+        return seq((_cat(_cat(key, self.ws), _cat(literal(":"), self.ws)),), value, (self.ws,))
 
 
 def _refusing(build: Callable[[], T], keyword: str, ptr: str) -> T:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ...errors import UnsupportedGrammarError, UnsupportedSchemaError
 from ..grammar import charset
+from ..grammar.automaton import char_sets
 from ..grammar.constraint import GrammarConstraint, constraint_from
 from ..grammar.earley import Grammar
 from ..grammar.nodes import EMPTY, Chars, Node, Repeat
@@ -42,25 +43,12 @@ def _whitespace(rule: str | None) -> Node:
     if rule == "compact":
         return EMPTY
     tree = parse_regex(rule)
-    for ranges in _char_sets(tree):
+    for ranges in char_sets(tree):
         if charset.intersect(ranges, _JSON_WS) != ranges:
             raise UnsupportedGrammarError(
                 f"the whitespace regex {rule!r} matches characters that are not JSON whitespace (space, \\t, \\n, \\r)"
             )
     return tree
-
-
-def _char_sets(tree: Node) -> list[charset.Ranges]:
-    from ..grammar.nodes import Alt, Concat, Machine
-
-    if isinstance(tree, Chars):
-        return [tree.ranges] if tree.ranges else []
-    if isinstance(tree, Repeat):
-        return _char_sets(tree.item)
-    if isinstance(tree, Machine):
-        return [r for row in tree.edges for n, _ in row for r in _char_sets(n)]
-    assert isinstance(tree, (Alt, Concat))
-    return [r for item in tree.items for r in _char_sets(item)]
 
 
 def json_schema_constraint(

@@ -34,7 +34,7 @@ from urllib.parse import unquote
 from ...errors import UnsupportedSchemaError
 from ..grammar.automaton import Dfa, compile_dfa
 
-__all__ = ["ANNOTATIONS", "ATOMS", "Bound", "Norm", "Schema", "Sub", "atom_of", "json_equal", "pattern_matches"]
+__all__ = ["ANNOTATIONS", "ATOMS", "Bound", "Norm", "Schema", "Sub", "atom_of", "json_equal", "string_matches"]
 
 #: Keywords with no effect on validity.
 ANNOTATIONS: Final = frozenset(
@@ -505,7 +505,7 @@ class Schema:
         out = list(n.properties.get(name, []))
         matched = False
         for pat, subs in n.pattern_props.items():
-            if pattern_matches(pat, name, n.ptr):
+            if string_matches("pattern", pat, name, n.ptr):
                 out.extend(subs)
                 matched = True
         if name not in n.properties and not matched:
@@ -514,20 +514,18 @@ class Schema:
 
 
 @lru_cache(maxsize=1024)
-def _pattern_dfa(pattern: str) -> Dfa | None:
-    from .strings import pattern_tree
+def _string_dfa(keyword: str, text: str) -> Dfa | None:
+    """The DFA of a ``pattern`` or ``format`` value, over a string's characters."""
+    from .strings import format_tree, pattern_tree
 
-    return compile_dfa(pattern_tree(pattern))
+    return compile_dfa(pattern_tree(text) if keyword == "pattern" else format_tree(text))
 
 
-def pattern_matches(pattern: str, name: str, ptr: str) -> bool:
-    """Whether the string ``name`` matches the schema pattern (exactly as the
-    compiled constraint reads it)."""
+def string_matches(keyword: str, text: str, value: str, ptr: str) -> bool:
+    """Whether the string ``value`` satisfies the ``pattern`` or ``format`` ``text``
+    (exactly as the compiled constraint reads it); a refusal names ``ptr``."""
     try:
-        dfa = _pattern_dfa(pattern)
+        dfa = _string_dfa(keyword, text)
     except UnsupportedSchemaError as e:
-        raise UnsupportedSchemaError(e.message, "patternProperties", ptr) from e
-    if dfa is None:
-        return False
-    state = dfa.run(0, name.encode("utf-8", "surrogatepass"))
-    return state >= 0 and bool(dfa.accepting[state])
+        raise UnsupportedSchemaError(e.message, e.keyword or keyword, ptr) from e
+    return dfa is not None and dfa.matches(value)
