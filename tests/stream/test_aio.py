@@ -257,6 +257,33 @@ async def test_cancel_while_consumer_awaits_elsewhere() -> None:
 
 
 @pytest.mark.asyncio
+async def test_cancel_elsewhere_without_aclosing_closes_when_collected() -> None:
+    # What the README promises for a bare ``async for``: the adapter, suspended at a
+    # yield when the consumer is cancelled, cannot see the cancellation; the source is
+    # closed when the dropped generator is collected (asyncio's finalizer), not before.
+    tok = tok_of("cl100k_base")
+    src = Source(tok.encode("word " * 50))
+    busy = asyncio.Event()
+
+    async def consume() -> None:
+        async for _ in adecode(tok, src.gen()):
+            busy.set()
+            await asyncio.Event().wait()  # cancelled here, not in the adapter
+
+    task = asyncio.create_task(consume())
+    await busy.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    del task  # the last reference to the consumer's frame, and so to the generator
+    for _ in range(5):
+        if src.closed:
+            break
+        await asyncio.sleep(0)
+    assert src.closed and 0 < src.pulled < 50
+
+
+@pytest.mark.asyncio
 @pytest.mark.parametrize("which", ["adecode", "aencode"])
 async def test_break_with_aclosing_closes_at_once(which: str) -> None:
     tok = tok_of("cl100k_base")

@@ -8,8 +8,8 @@ arriving.
 
 from __future__ import annotations
 
-from .aio import adecode, aencode
-from .decoder import StreamDecoder
+from .aio import DecodeStream, adecode, aencode
+from .decoder import FinishReason, StreamDecoder
 from .encoder import StreamEncoder
 
-__all__ = ["StreamDecoder", "StreamEncoder", "adecode", "aencode"]
+__all__ = ["DecodeStream", "FinishReason", "StreamDecoder", "StreamEncoder", "adecode", "aencode"]

@@ -36,10 +36,11 @@ from collections.abc import (
     AsyncGenerator,
     AsyncIterable,
     AsyncIterator,
+    Coroutine,
     Iterable,
     Sequence,
 )
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .decoder import StreamDecoder
 from .encoder import StreamEncoder
@@ -59,14 +60,20 @@ def adecode(
     stop: str | Iterable[str] = (),
     include_stop: bool = False,
     prefix_ids: Sequence[int] = (),
-) -> AsyncGenerator[str, None]:
+    stop_token_ids: Iterable[int] = (),
+    max_tokens: int | None = None,
+) -> DecodeStream:
     """Decode an async stream of ids into text pieces as they become final.
 
     Yields each non-empty ``StreamDecoder.step`` result, then the non-empty
     ``finish()`` text; the options are ``StreamDecoder``'s. The joined pieces equal
-    ``tok.decode(ids)``, cut at the first stop string (kept with ``include_stop``).
-    After a stop string no further id is read, and the source is closed before the
-    last piece is yielded. See the module docstring for when the source is closed.
+    ``tok.decode(ids)``, cut at the first stop string (kept with ``include_stop``), stop
+    id or ``max_tokens``. Once the stream has ended itself, no further id is read, and
+    the source is closed before the last piece is yielded. See the module docstring
+    for when the source is closed.
+
+    The result is a ``DecodeStream``: an async generator whose ``decoder`` tells,
+    after the loop, why the stream ended (``finish_reason``, ``stop_reason``).
 
     >>> import asyncio, tokstream
     >>> tok = tokstream.load("cl100k_base")
@@ -77,6 +84,12 @@ def adecode(
     ...     return [p async for p in adecode(tok, model(), stop=["!"])]
     >>> "".join(asyncio.run(main()))
     'hello world'
+    >>> async def reason():
+    ...     stream = adecode(tok, model(), max_tokens=2)
+    ...     text = "".join([p async for p in stream])
+    ...     return text, stream.decoder.finish_reason
+    >>> asyncio.run(reason())
+    ('hello world', 'length')
     """
     decoder = StreamDecoder(
         tok,
@@ -84,8 +97,10 @@ def adecode(
         stop=stop,
         include_stop=include_stop,
         prefix_ids=prefix_ids,
+        stop_token_ids=stop_token_ids,
+        max_tokens=max_tokens,
     )
-    return _adecode(decoder, _source(ids, "adecode", "ids"))
+    return DecodeStream(decoder, _adecode(decoder, _source(ids, "adecode", "ids")))
 
 
 def aencode(
@@ -155,6 +170,45 @@ async def _aencode(encoder: StreamEncoder, source: AsyncIterator[str]) -> AsyncG
             yield tail
     finally:
         await closer.close()
+
+
+class DecodeStream(AsyncGenerator[str, None]):
+    """What ``adecode`` returns: its async generator of text pieces, plus the
+    ``decoder`` that produced them, to read ``finish_reason`` / ``stop_reason`` (and
+    ``text``) during or after the loop. Every generator method is the inner one's.
+    """
+
+    __slots__ = ("_decoder", "_gen")
+
+    def __init__(self, decoder: StreamDecoder, gen: AsyncGenerator[str, None]) -> None:
+        self._decoder = decoder
+        self._gen = gen
+
+    @property
+    def decoder(self) -> StreamDecoder:
+        """The ``StreamDecoder`` behind the stream (read it; feeding it is the stream's job)."""
+        return self._decoder
+
+    def __aiter__(self) -> DecodeStream:
+        return self
+
+    def __anext__(self) -> Coroutine[Any, Any, str]:
+        return self._gen.__anext__()
+
+    def asend(self, value: None, /) -> Coroutine[Any, Any, str]:
+        """As the inner generator's ``asend``."""
+        return self._gen.asend(value)
+
+    def athrow(self, typ: Any, val: Any = None, tb: Any = None, /) -> Coroutine[Any, Any, str]:
+        """As the inner generator's ``athrow``."""
+        return self._gen.athrow(typ, val, tb) if val is not None or tb is not None else self._gen.athrow(typ)
+
+    def aclose(self) -> Coroutine[Any, Any, None]:
+        """Close the stream, and with it the source (module notes)."""
+        return self._gen.aclose()
+
+    def __repr__(self) -> str:
+        return f"<DecodeStream {self._decoder!r}>"
 
 
 def _source(items: AsyncIterable[_T], func: str, param: str) -> AsyncIterator[_T]:

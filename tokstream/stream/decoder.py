@@ -87,10 +87,10 @@ import codecs
 import re
 import weakref
 from collections.abc import Iterable, Sequence
-from typing import Final
+from typing import Final, Literal
 
 from ..decoders import Decoder, SentencePieceDecoder, StreamKind, Strip, byte_local
-from ..errors import TokstreamError
+from ..errors import InvalidTokenIdError, TokstreamError
 from ..tokenizer import Tokenizer
 from .stops import StopMatcher
 
@@ -618,6 +618,19 @@ class _HoldCore(_Core):
 # ---------------------------------------------------------------------- public
 
 
+#: Why a ``StreamDecoder`` ended (OpenAI's and vLLM's ``finish_reason``, with the end of
+#: the ids, "eos", told apart from a stop).
+FinishReason = Literal["stop", "eos", "length"]
+
+
+def _stop_id(tok: Tokenizer, tid: object) -> int:
+    """A ``stop_token_ids`` entry as an int (numpy ints too), checked against ``tok``."""
+    value: int | None = tid.__index__() if hasattr(tid, "__index__") and not isinstance(tid, bool) else None
+    if value is None or not 0 <= value < tok.n_vocab:
+        raise InvalidTokenIdError(tid, tok.name, tok.n_vocab)
+    return value
+
+
 class StreamDecoder:
     """Decode ids as they arrive; each call returns only text that is now final.
 
@@ -639,6 +652,18 @@ class StreamDecoder:
     at). Only a suffix that may still grow into a stop is held back; with no stops,
     nothing is. Empty stop strings raise ``ValueError``.
 
+    ``stop_token_ids``: ids that end the stream (``<|im_end|>``, or EOS when the model
+    runs on), as vLLM's ``SamplingParams.stop_token_ids``: the id's own text is not
+    returned, and what was held back is returned at once, as ``finish()`` would.
+    ``max_tokens``: the stream ends after that many ids (those of ``prefix_ids`` do not
+    count; a stop id does), the last one's text and what was held back included: the
+    pieces join to ``tok.decode(ids[:max_tokens])``, cut as above.
+
+    ``finish_reason`` says why the stream ended, as OpenAI's and vLLM's do: ``"stop"``
+    (a stop string or stop id; ``stop_reason`` is the string or the id), ``"length"``
+    (``max_tokens``), ``"eos"`` (``finish()`` with neither: the ids ran out, which for
+    a model means it ended its sequence), ``None`` while the stream runs.
+
     ``prefix_ids``: a prompt the stream continues. Its text is not returned, but it
     primes the decoder; output = ``tok.decode(prefix_ids + ids)`` minus the text a
     stream would have returned for ``prefix_ids`` alone (module notes, Prompts), so a
@@ -658,10 +683,14 @@ class StreamDecoder:
 
     __slots__ = (
         "_core",
+        "_finish_reason",
         "_finished",
         "_include_stop",
         "_known",
+        "_left",
         "_parts",
+        "_stop_ids",
+        "_stop_token_id",
         "_stopped",
         "_stops",
         "_table",
@@ -677,11 +706,22 @@ class StreamDecoder:
         stop: str | Iterable[str] = (),
         include_stop: bool = False,
         prefix_ids: Sequence[int] = (),
+        stop_token_ids: Iterable[int] = (),
+        max_tokens: int | None = None,
     ) -> None:
         matcher = StopMatcher(stop)
         prefix_ids = list(prefix_ids)
         for tid in prefix_ids:
             tok.token_bytes(tid)  # raises InvalidTokenIdError
+        if isinstance(stop_token_ids, int):
+            raise TypeError("stop_token_ids must be a collection of ids, e.g. [eos_id], not an int")
+        stop_ids = frozenset(_stop_id(tok, tid) for tid in stop_token_ids)
+        if max_tokens is not None and (type(max_tokens) is not int or max_tokens < 1):
+            raise ValueError(f"max_tokens must be an int >= 1 or None, got {max_tokens!r}")
+        self._stop_ids = stop_ids
+        self._left = max_tokens
+        self._finish_reason: FinishReason | None = None
+        self._stop_token_id: int | None = None
         self._tok = tok
         self._core = _plan_for(tok, skip_special_tokens).new_core(tok)
         self._core.prime(prefix_ids)
@@ -696,7 +736,9 @@ class StreamDecoder:
         # step() inlines the bytes core (``_table`` set) while the stream is live; other
         # cores check ids against ``_known`` (their id -> token map) before feeding.
         core = self._core
-        live = not (self._stopped or self._finished)
+        # Stop ids and a length budget take the checked path (``_feed``): one set test
+        # and one decrement per id, so the inlined path stays as it was without them.
+        live = not (self._stopped or self._finished) and not self._stop_ids and self._left is None
         self._table = core.table if isinstance(core, _BytesCore) and live else None
         self._utf8 = core.utf8 if isinstance(core, _BytesCore) else _Utf8("replace")  # unused
         self._known = core.plan.known if isinstance(core, (_PiecesCore, _SentencePieceCore)) else frozenset()
@@ -727,7 +769,7 @@ class StreamDecoder:
         self._check_live()
         if type(token_id) is not int or token_id not in self._known:
             self._tok.token_bytes(token_id)  # raises InvalidTokenIdError
-        return self._emit(self._core.feed(token_id))
+        return self._feed(token_id)
 
     def push(self, ids: Iterable[int]) -> str:
         """Add several ids (e.g. the accepted draft of a speculative step); the same
@@ -755,10 +797,31 @@ class StreamDecoder:
             check(i)
         out = []
         for i in ids:
-            out.append(self._emit(self._core.feed(i)))
+            out.append(self._feed(i))
             if self._stopped:
                 break
         return "".join(out)
+
+    def _feed(self, tid: int) -> str:
+        """One checked id through the core, with the stop ids and the length budget."""
+        if tid in self._stop_ids:
+            self._stop_token_id = tid
+            return self._end("stop")
+        text = self._emit(self._core.feed(tid))
+        left = self._left
+        if left is not None and not self._stopped:
+            self._left = left = left - 1
+            if left == 0:
+                text += self._end("length")
+        return text
+
+    def _end(self, reason: FinishReason) -> str:
+        """The stream ends itself (a stop id, the length budget): the rest, as finish."""
+        text = self.finish()
+        if self._stops is None or self._stops.matched is None:  # else a stop string ended it
+            self._finish_reason = reason
+        self._stopped = True
+        return text
 
     def finish(self) -> str:
         """End of the stream: return the rest (an unfinished character as U+FFFD)."""
@@ -772,6 +835,8 @@ class StreamDecoder:
             if rest:
                 self._parts.append(rest)
                 text += rest
+        if self._finish_reason is None:
+            self._finish_reason = "eos"  # _end overrides it for a stop id or the budget
         return text
 
     def _emit(self, text: str) -> str:
@@ -780,6 +845,7 @@ class StreamDecoder:
             text = stops.feed(text)
             if stops.matched is not None:
                 self._stopped = True
+                self._finish_reason = "stop"
                 self._table = None
                 if self._include_stop:
                     text += stops.matched
@@ -803,12 +869,20 @@ class StreamDecoder:
 
     @property
     def stopped(self) -> bool:
-        """Whether a stop string has matched."""
+        """Whether the stream ended itself: a stop string, a stop id or ``max_tokens``."""
         return self._stopped
 
     @property
-    def stop_reason(self) -> str | None:
-        """The stop string that matched, or None."""
+    def finish_reason(self) -> FinishReason | None:
+        """Why the stream ended: ``"stop"`` (a stop string or stop id), ``"length"``
+        (``max_tokens``), ``"eos"`` (a plain ``finish()``), None while it runs."""
+        return self._finish_reason
+
+    @property
+    def stop_reason(self) -> str | int | None:
+        """The stop string that matched or the stop id that arrived, or None."""
+        if self._stop_token_id is not None:
+            return self._stop_token_id
         return self._stops.matched if self._stops is not None else None
 
     def fork(self) -> StreamDecoder:
@@ -819,6 +893,8 @@ class StreamDecoder:
         other._core = self._core.copy()
         other._stops = self._stops.copy() if self._stops is not None else None
         other._include_stop = self._include_stop
+        other._stop_ids, other._left = self._stop_ids, self._left
+        other._finish_reason, other._stop_token_id = self._finish_reason, self._stop_token_id
         other._parts = [self.text] if self._parts else []
         other._stopped, other._finished = self._stopped, self._finished
         other._set_fast_path()
