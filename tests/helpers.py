@@ -11,9 +11,14 @@ So do not add a ``conftest.py`` or ``helpers.py`` to a test sub-folder (it would
 the module name and break these imports), and keep test file names unique across
 folders.
 
-Fixture files (rank files, tokenizer files, corpora, test vectors) live outside the
-repository, in ``../shared/fixtures`` from the repository root; ``TOKSTREAM_FIXTURES``
-overrides the location. A test that needs a missing file skips with the reason, never
+Fixture files (rank files, tokenizer files, corpora, test vectors, the JSON Schema
+Test Suite) are vendored in ``tests/data`` (its README lists each file's source and
+licence), the large ones xz-compressed: ``fixture_file`` unpacks those once into a
+cache folder under the system's temp dir, and checks every vendored file against
+``tests/data/SHA256SUMS`` (the upstream sums). The rank files are the package's
+embedded copies. A fixture that may not be redistributed (the JSONSchemaBench sample)
+is looked up in ``../shared/fixtures`` from the repository root, or in
+``$TOKSTREAM_FIXTURES``. A test that needs a missing file skips with the reason, never
 passes; with ``TOKSTREAM_REQUIRE_FIXTURES=1`` (CI) it fails instead.
 
 The package's source is read with ``ast`` (``package_modules``, ``module_imports``) by
@@ -27,10 +32,14 @@ where the test raises on its own).
 from __future__ import annotations
 
 import ast
+import fnmatch
 import functools
+import hashlib
 import importlib.util
 import json
+import lzma
 import os
+import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -56,8 +65,13 @@ def _fixtures_root() -> Path:
     return REPO.parent / "shared" / "fixtures"
 
 
-#: Where the fixture files are (may not exist: tests then skip).
+#: The fixtures vendored in the repository (``tests/data/README.md``).
+DATA = REPO / "tests" / "data"
+#: Where the fixtures that are not vendored are (may not exist: tests then skip).
 FIXTURES = _fixtures_root()
+#: Where compressed vendored fixtures are unpacked (one folder per sum, so an edited
+#: file never meets a stale copy; shared by the pytest-xdist workers and later runs).
+UNPACKED = Path(tempfile.gettempdir()) / "tokstream-test-fixtures"
 
 ENCODING_NAMES = ("cl100k_base", "o200k_base", "r50k_base", "p50k_base")
 #: The corpora in fixtures/corpora.
@@ -85,17 +99,71 @@ def missing_fixture(reason: str) -> None:
     pytest.skip(reason)
 
 
+@functools.cache
+def vendored_sums() -> dict[str, str]:
+    """``tests/data/SHA256SUMS``: relative path -> sha256 of the original file."""
+    sums = {}
+    for line in (DATA / "SHA256SUMS").read_text(encoding="utf-8").splitlines():
+        digest, rel = line.split("  ", 1)
+        sums[rel] = digest
+    return sums
+
+
+def _stored(relpath: str) -> Path | None:
+    """Where a vendored fixture is stored in the repository (plain or ``.xz``)."""
+    if relpath.startswith("tiktoken/") and relpath.endswith(".tiktoken"):
+        embedded = REPO / "tokstream" / "data" / (relpath.removeprefix("tiktoken/") + ".xz")
+        return embedded if embedded.is_file() else None
+    for path in (DATA / relpath, DATA / (relpath + ".xz")):
+        if path.is_file():
+            return path
+    return None
+
+
+@functools.cache
+def _vendored(relpath: str) -> Path:
+    """The vendored fixture as a plain file, unpacked if need be, its sum checked."""
+    stored = _stored(relpath)
+    assert stored is not None, relpath
+    want = vendored_sums().get(relpath)
+    if want is None:
+        raise AssertionError(f"tests/data/SHA256SUMS has no line for {relpath}; run tools/vendor_fixtures.py")
+    if stored.suffix != ".xz":
+        path = stored
+    else:
+        path = UNPACKED / want[:16] / Path(relpath).name
+        if not path.is_file():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # Write aside and rename: xdist workers may unpack the same file at once.
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".")
+            with os.fdopen(fd, "wb") as out:
+                out.write(lzma.decompress(stored.read_bytes()))
+            os.replace(tmp, path)
+    got = hashlib.sha256(path.read_bytes()).hexdigest()
+    if got != want:
+        raise AssertionError(f"{path} (from {stored}) has sha256 {got}, not {want} as tests/data/SHA256SUMS says")
+    return path
+
+
 def has_fixture(relpath: str | os.PathLike[str]) -> bool:
     """Whether the fixture file exists (for collection-time choices that must not skip)."""
-    return (FIXTURES / relpath).is_file()
+    rel = Path(relpath).as_posix()
+    return _stored(rel) is not None or (FIXTURES / rel).is_file()
 
 
 def fixture_file(relpath: str | os.PathLike[str]) -> Path:
-    """The path of a fixture file (``"hf/gpt2_tokenizer.json"``); skips the calling test
-    when it is absent (``missing_fixture``)."""
-    path = FIXTURES / relpath
+    """The path of a fixture file (``"hf/gpt2_tokenizer.json"``): the vendored copy
+    (unpacked, its sum checked) or the one in ``FIXTURES``; skips the calling test
+    when there is neither (``missing_fixture``)."""
+    rel = Path(relpath).as_posix()
+    if _stored(rel) is not None:
+        return _vendored(rel)
+    path = FIXTURES / rel
     if not path.is_file():
-        missing_fixture(f"fixture file {relpath} not found under {FIXTURES} (set TOKSTREAM_FIXTURES)")
+        missing_fixture(
+            f"fixture file {rel} not found under {FIXTURES} (it is not vendored in tests/data; "
+            "set TOKSTREAM_FIXTURES to a folder holding it)"
+        )
     return path
 
 
@@ -114,10 +182,16 @@ def fixture_text(relpath: str | os.PathLike[str]) -> str:
 
 
 def fixture_names(folder: str, pattern: str = "*") -> list[str]:
-    """The sorted names of the fixture files in ``folder`` matching ``pattern``; ``[]``
-    when the folder is absent (for parametrizing at collection time)."""
-    path = FIXTURES / folder
-    return sorted(p.name for p in path.glob(pattern) if p.is_file()) if path.is_dir() else []
+    """The sorted names of the fixture files in ``folder`` matching ``pattern``,
+    vendored or not; ``[]`` when there are none (for parametrizing at collection time)."""
+    names = set()
+    vendored = DATA / folder
+    if vendored.is_dir():
+        names.update(p.name.removesuffix(".xz") for p in vendored.iterdir() if p.is_file())
+    shared = FIXTURES / folder
+    if shared.is_dir():
+        names.update(p.name for p in shared.iterdir() if p.is_file())
+    return sorted(name for name in names if fnmatch.fnmatchcase(name, pattern))
 
 
 def load_script(relpath: str, module_name: str) -> ModuleType:

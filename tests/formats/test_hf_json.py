@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 import pytest
-from helpers import FIXTURES, HF_FILES, assert_sequences_equal, fixture_file, fixture_text, hf_reference
+from helpers import DATA, FIXTURES, HF_FILES, UNPACKED, assert_sequences_equal, fixture_file, fixture_text, hf_reference
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import adversarial_text
@@ -193,8 +193,12 @@ def test_wrong_field_type_names_path(tmp_path: Path) -> None:
         Tokenizer.from_file(_write(tmp_path, obj))
 
 
-def test_fixtures_dir_is_used() -> None:
-    assert FIXTURES.name == "fixtures"
+def test_fixtures_are_the_vendored_files() -> None:
+    # The suite reads the copies in tests/data (their sums checked), not a folder next
+    # to the clone; only unvendorable fixtures come from FIXTURES.
+    path = fixture_file("hf/gpt2_tokenizer.json")
+    assert path.is_relative_to(UNPACKED) and (DATA / "hf" / "gpt2_tokenizer.json.xz").is_file()
+    assert not path.is_relative_to(FIXTURES)
 
 
 # ------------------------------------------------------------------ added-token ids

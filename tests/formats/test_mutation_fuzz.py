@@ -52,7 +52,7 @@ from typing import Any
 from unittest import mock
 
 import pytest
-from helpers import FIXTURES, missing_fixture
+from helpers import ENCODING_NAMES, FIXTURES, fixture_file, fixture_names, has_fixture, missing_fixture
 from protowire import fields
 
 SEED = 14
@@ -117,18 +117,15 @@ DOCUMENTED_REFUSALS: list[tuple[str, str]] = [
 
 
 def _hf_names() -> list[str]:
-    folder = FIXTURES / "hf"
-    return sorted(p.name for p in folder.glob("*.json")) if folder.is_dir() else []
+    return fixture_names("hf", "*.json")
 
 
 def _spm_names() -> list[str]:
-    folder = FIXTURES / "spm"
-    return sorted(p.name for p in folder.glob("*.model")) if folder.is_dir() else []
+    return fixture_names("spm", "*.model")
 
 
 def _tiktoken_names() -> list[str]:
-    folder = FIXTURES / "tiktoken"
-    return sorted(p.name for p in folder.glob("*.tiktoken")) if folder.is_dir() else []
+    return [f"{name}.tiktoken" for name in ENCODING_NAMES if has_fixture(f"tiktoken/{name}.tiktoken")]
 
 
 def shrink_hf(data: dict[str, Any], keep: int) -> dict[str, Any]:
@@ -418,7 +415,7 @@ def hf_mutants(rng: random.Random, full: bytes) -> Iterator[tuple[str, bytes]]:
     for label, d in [*_stage_edits(data), *_model_edits(data)]:
         yield label, d if isinstance(d, bytes) else json.dumps(d).encode()
     yield "nested 100000 deep", b"[" * 100_000 + b"]" * 100_000
-    yield "a SentencePiece model", (FIXTURES / "spm" / "spm_botchan_en_bpe_1000.model").read_bytes()[:5000]
+    yield "a SentencePiece model", fixture_file("spm/spm_botchan_en_bpe_1000.model").read_bytes()[:5000]
     yield "UTF-8 with a BOM", b"\xef\xbb\xbf" + json.dumps(data).encode()
     d = copy.deepcopy(data)
     if d["model"]["type"] == "Unigram":
@@ -443,7 +440,7 @@ def spm_mutants(rng: random.Random, full: bytes) -> Iterator[tuple[str, bytes]]:
     short = shrink_spm(full, 1000)
     yield "first 1000 pieces", short
     yield "empty file", b""
-    yield "a tokenizer.json", (FIXTURES / "hf" / "botchan_unigram_1000_tokenizer.json").read_bytes()[:3000]
+    yield "a tokenizer.json", fixture_file("hf/botchan_unigram_1000_tokenizer.json").read_bytes()[:3000]
     yield "text", b"hello world\n" * 100
     for _ in range(MUTANTS):
         yield _protobuf_mutation(rng, short)
@@ -497,7 +494,7 @@ def tiktoken_mutants(rng: random.Random, full: bytes) -> Iterator[tuple[str, byt
         yield f"rank {big}", b"".join(short) + base64.b64encode(b"zz\xc3\xa9zz") + b" %d\n" % big
     yield "CRLF", b"".join(line.rstrip(b"\n") + b"\r\n" for line in short)
     yield "first 100 lines (not byte-complete)", b"".join(lines[:100])
-    yield "a tokenizer.json", (FIXTURES / "hf" / "gpt2_tokenizer.json").read_bytes()[:3000]
+    yield "a tokenizer.json", fixture_file("hf/gpt2_tokenizer.json").read_bytes()[:3000]
     for _ in range(MUTANTS):
         raw = bytearray(b"".join(short))
         op = rng.choice(["truncate", "flip", "line", "rank", "dup", "junk", "token"])
@@ -711,15 +708,15 @@ def _judge(name: str, ours: dict[str, Any], ref: dict[str, Any]) -> tuple[str, s
 def _fuzz(
     kind: str, names: list[str], make: Callable[[random.Random, bytes], Iterator[tuple[str, bytes]]], tmp_path: Path
 ) -> None:
-    """Write the mutants of every fixture of ``kind`` (its folder under ``FIXTURES``),
+    """Write the mutants of every fixture of ``kind`` (its fixture folder),
     run both sides on them, judge each, print the counts, and fail on any failure."""
     if not names:
-        missing_fixture(f"no {kind} fixtures in {FIXTURES}")
+        missing_fixture(f"no {kind} fixtures in tests/data or {FIXTURES}")
     rng = random.Random(SEED)
     jobs: list[tuple[str, str, str]] = []
     labels: list[tuple[str, str]] = []
     for fixture in names:
-        full = (FIXTURES / kind / fixture).read_bytes()
+        full = fixture_file(f"{kind}/{fixture}").read_bytes()
         pattern = fixture.split(".")[0]  # a rank file's encoding
         for label, raw in make(rng, full):
             base = f"m{len(jobs):04d}-{fixture}"  # the name each message must hold

@@ -18,9 +18,7 @@
 - **Errors:** each kind of damage names its byte offset and field path; each check
   sentencepiece makes on load is one sentencepiece makes too (it refuses the same file).
 
-Fixture files live in ``../shared/fixtures/spm`` next to the repository
-(``TOKSTREAM_FIXTURES`` overrides); without them those tests skip, or fail when
-``TOKSTREAM_REQUIRE_FIXTURES=1`` (``helpers.fixture_file``).
+The fixture models are vendored in ``tests/data/spm`` (``helpers.fixture_file``).
 """
 
 from __future__ import annotations
@@ -502,7 +500,7 @@ def parse_or_error(data: bytes, source: str) -> SentencePieceModel | TokenizerFi
 
 def test_fixture_models_present() -> None:
     if MODEL_NAMES == ["<no spm fixtures>"]:
-        missing_fixture(f"no SentencePiece fixture models in {FIXTURES / 'spm'} (set TOKSTREAM_FIXTURES)")
+        missing_fixture(f"no SentencePiece fixture models in tests/data/spm or {FIXTURES / 'spm'}")
 
 
 def test_against_sentencepiece(model_name: str) -> None:
