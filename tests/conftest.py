@@ -7,8 +7,10 @@ them, the hypothesis profile and the pytest configuration.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import ENCODING_NAMES, FIXTURES, fixture_names, fixture_text, missing_fixture, tiktoken_reference
@@ -28,6 +30,59 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile("tokstream")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--run-slow",
+        action="store_true",
+        default=False,
+        help="also run the tests marked slow (CI does, with TOKSTREAM_RUN_SLOW=1)",
+    )
+
+
+def _run_slow(config: pytest.Config) -> bool:
+    # An explicit -m naming the marker ("-m slow") selects them too.
+    return bool(
+        config.getoption("--run-slow")
+        or os.environ.get("TOKSTREAM_RUN_SLOW") == "1"
+        or "slow" in config.option.markexpr
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # The few long property and corpus tests are deselected by default (not skipped: a
+    # skip would read as a missing fixture or package), so that `pytest` on a laptop
+    # takes minutes; CI runs them all.
+    if _run_slow(config):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow") is not None]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if item.get_closest_marker("slow") is None]
+        config.stash[_SLOW_KEY] = len(slow)
+        workeroutput = getattr(config, "workeroutput", None)  # a pytest-xdist worker
+        if workeroutput is not None:
+            workeroutput["slow_deselected"] = len(slow)
+
+
+_SLOW_KEY = pytest.StashKey[int]()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    # pytest-xdist's controller collects nothing itself: its workers tell the count.
+    n = getattr(node, "workeroutput", {}).get("slow_deselected", 0)
+    config = node.config
+    config.stash[_SLOW_KEY] = max(config.stash.get(_SLOW_KEY, 0), n)
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    n = config.stash.get(_SLOW_KEY, 0)
+    if n:
+        terminalreporter.write_line(
+            f"{n} slow tests were deselected; run them with `pytest --run-slow` (or TOKSTREAM_RUN_SLOW=1), as CI does"
+        )
 
 
 def pytest_configure(config: pytest.Config) -> None:
