@@ -209,3 +209,106 @@ def test_transformers_generate_tiny_model(mode: str) -> None:
     for row in rows:
         end = row.index(EOS)
         assert _bytes(row[:end]).decode() in options
+
+
+# -- what generate's own processors (run before ours) and reuse do -------------------------
+
+
+def _tiny_gpt2(vocab_size: int) -> Any:
+    """A tiny random GPT-2 over ``vocab_size`` ids (seeded, eval mode)."""
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    config = transformers.GPT2Config(vocab_size=vocab_size, n_positions=64, n_embd=16, n_layer=1, n_head=2)
+    return transformers.GPT2LMHeadModel(config).eval()
+
+
+def _generate_one(model: Any, ids: list[int], processor: Any, **kwargs: Any) -> list[int]:
+    """``model.generate`` on one prompt under ``processor``; the new ids."""
+    transformers = pytest.importorskip("transformers")
+    kwargs.setdefault("max_new_tokens", 8)
+    out = model.generate(
+        torch.tensor([ids]),
+        attention_mask=torch.ones(1, len(ids), dtype=torch.long),
+        logits_processor=transformers.LogitsProcessorList([processor]),
+        eos_token_id=EOS,
+        pad_token_id=EOS,
+        **kwargs,
+    )
+    new: list[int] = out[0, len(ids) :].tolist()
+    return new
+
+
+X = TOK.encode("x")[0]
+
+
+@pytest.mark.parametrize("do_sample", [False, True])
+@pytest.mark.parametrize(
+    ("option", "options", "prompt"),
+    [
+        # "yes"/"no" then EOS, but min_new_tokens bans EOS for 5 tokens
+        ({"min_new_tokens": 5}, ["yes", "no"], TOK.encode("Answer:")),
+        # the only allowed id, "x", is in the prompt: no_repeat_ngram_size=1 bans it
+        ({"no_repeat_ngram_size": 1}, ["x"], [X, *TOK.encode(" is")]),
+    ],
+)
+def test_earlier_processor_bans_every_allowed_id(
+    option: dict[str, int], options: list[str], prompt: list[int], do_sample: bool
+) -> None:
+    """generate runs its own processors before ours; when they ban every id the
+    constraint allows, the error names that cause (before the fix: greedy picked id 0
+    and the refusal blamed "a processor after this one"; sampling died in torch with
+    "probability tensor contains either `inf`, `nan` or element < 0")."""
+    model = _tiny_gpt2(PADDED)
+    processor = ConstraintLogitsProcessor(TOK, choice_constraint(TOK, options, eos_id=EOS))
+    with pytest.raises(ValueError, match=r"row 0 \(position \d after the prompt\): the constraint allows 1 id") as e:
+        _generate_one(model, prompt, processor, do_sample=do_sample, **option)
+    assert next(iter(option)) in str(e.value) and "processor after this one" not in str(e.value)
+    # Without the option the same generation is fine.
+    processor = ConstraintLogitsProcessor(TOK, choice_constraint(TOK, options, eos_id=EOS))
+    row = _generate_one(model, prompt, processor, do_sample=do_sample)
+    assert _bytes(row[: row.index(EOS)]).decode() in options
+
+
+def test_rows_without_finite_scores_numpy() -> None:
+    """The check works on numpy scores too, and only for rows the constraint restricts."""
+    sources: list[Constraint[Any]] = [choice_constraint(TOK, ["x"], eos_id=EOS), prefix_constraint(TOK, b"")]
+    processor = ConstraintLogitsProcessor(TOK, sources)
+    scores = np.zeros((2, PADDED), dtype=np.float32)
+    scores[:, X] = -np.inf  # row 1's constraint is done: every id allowed, the rest is finite
+    with pytest.raises(
+        ValueError, match=rf"row 0 \(position 0 after the prompt\): the constraint allows 1 id\(s\) \({X}\)"
+    ):
+        processor(np.array([[9906], [9906]]), scores)
+    processor = ConstraintLogitsProcessor(TOK, sources)
+    scores = np.full((2, PADDED), -np.inf, dtype=np.float32)
+    scores[0, X] = 0.0
+    processor(np.array([[9906], [9906]]), scores)  # row 1 banned by others, not restricted: not ours
+
+
+def test_reuse_with_another_prompt_raises() -> None:
+    """One processor per generate call: a second call with a longer prompt, the same
+    length, or the previous output plus more ids raises a clear error (before the fix
+    the longer prompt's ids were fed to the constraint as generated ones and the
+    refusal blamed "a processor after this one")."""
+    model = _tiny_gpt2(PADDED)
+    options = ["yes", "no"]
+    processor = ConstraintLogitsProcessor(TOK, choice_constraint(TOK, options, eos_id=EOS))
+    first = TOK.encode("Answer:")
+    row = _generate_one(model, first, processor)
+    assert EOS in row
+    reuse = "is being reused for another generate call"
+    with pytest.raises(ValueError, match=reuse):  # longer
+        _generate_one(model, TOK.encode("A much longer question here, isn't it?"), processor)
+    with pytest.raises(ValueError, match=rf"differ from the prompt of this processor's first call.*{reuse}"):
+        _generate_one(model, TOK.encode("Reply:")[:2] + [1] * (len(first) - 2), processor)  # same length
+    with pytest.raises(ValueError, match=rf"more than at the previous call.*{reuse}"):
+        _generate_one(model, first + row + TOK.encode(" Again?"), processor)  # output plus a new turn
+    with pytest.raises(ValueError, match="fewer than prompt_length"):  # shorter
+        _generate_one(model, first[:1], processor)
+    # A fresh processor per call is the way.
+    row = _generate_one(
+        model,
+        TOK.encode("A much longer question here, isn't it?"),
+        ConstraintLogitsProcessor(TOK, choice_constraint(TOK, options, eos_id=EOS)),
+    )
+    assert _bytes(row[: row.index(EOS)]).decode() in options

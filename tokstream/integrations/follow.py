@@ -8,7 +8,7 @@ from typing import Any
 
 from ..constrain.constraint import Constraint
 
-__all__ = ["Follower"]
+__all__ = ["Follower", "banned_by_earlier"]
 
 
 class Follower:
@@ -53,3 +53,19 @@ class Follower:
                     "(e.g. an unconstrained draft model)"
                 )
             fed.append(t)
+
+
+def banned_by_earlier(where: str, constraint: Constraint[Any]) -> str:
+    """The message for a row whose scores are all ``-inf`` after the mask although
+    ``constraint`` allows some ids: a processor that ran before the mask (``generate``
+    runs its own first) had already set every allowed id to ``-inf``."""
+    allowed = constraint.allowed_ids()
+    shown = ", ".join(str(int(i)) for i in allowed[:5]) + (", ..." if len(allowed) > 5 else "")
+    return (
+        f"{where}: the constraint allows {len(allowed)} id(s) ({shown}), but a logits processor that ran "
+        "before it had set all of them to -inf, so no id can be picked (sampling would fail with "
+        "'probability tensor contains inf/nan'); generate runs its own processors first: min_new_tokens / "
+        "min_length ban EOS (the only id left once a constraint with eos_id is complete), "
+        "no_repeat_ngram_size bans repeats, and bad_words_ids, suppress_tokens ban ids; drop or lower "
+        "that option, or loosen the constraint (e.g. allow more text before EOS)"
+    )
