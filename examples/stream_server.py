@@ -9,11 +9,16 @@ out to be a stop string), and each piece goes out as one SSE event. Stdlib only,
     curl -N 'http://127.0.0.1:8000/generate?prompt=Hi&stop=User:'
 
 Events: ``data: "<piece>"`` per piece (a JSON string, so newlines survive), then
-``event: done`` with ``data: {"stop_reason": ...}`` (the stop string that matched, or null
-when the model ran out of ids). ``stop`` may be repeated in the query.
+``event: done`` with ``data: {"stop_reason": ..., "finish_reason": ...}``: the stop string
+that matched (or null), and why the stream ended (``StreamDecoder.finish_reason``):
+``"stop"`` (a stop string), ``"length"`` (``max_tokens`` ids) or ``"eos"`` (the model
+ended its reply). ``stop`` may be repeated in the query; ``max_tokens`` is optional.
 
 Not a real HTTP server: one GET per connection, no keep-alive, no chunked encoding (the
-body ends when the connection closes, which SSE allows).
+body ends when the connection closes, which SSE allows). A request line over 8 KiB gets
+a 414, headers over 64 KiB a 431; what the client still sends is then read and dropped
+for a moment, since closing on unread input resets the connection, which can destroy
+the reply before the client reads it.
 """
 
 from __future__ import annotations
@@ -22,14 +27,15 @@ import argparse
 import asyncio
 import json
 from collections.abc import AsyncGenerator
-from contextlib import aclosing
+from contextlib import aclosing, suppress
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import tokstream
-from tokstream.stream import StreamDecoder
 
 HOST = "127.0.0.1"
+MAX_REQUEST_LINE = 8 * 1024
+MAX_HEADERS = 64 * 1024
 TOK = tokstream.load("default")  # o200k_base, embedded: no download
 CANNED = (
     " Here is a streamed reply: naïve café, 日本語, 👋🏽.\n"
@@ -56,37 +62,90 @@ def sse(data: object, event: str | None = None) -> bytes:
     return f"{head}data: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
 
 
+class Refused(Exception):
+    """A request over a limit; ``status`` is the reply's (414 or 431)."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+async def read_request_line(reader: asyncio.StreamReader) -> str:
+    """The request line; the headers are read (within ``MAX_HEADERS``) and ignored."""
+    request_line, size = None, 0
+    while True:
+        try:
+            line = await reader.readuntil(b"\r\n")
+        except asyncio.LimitOverrunError:  # longer than the stream's limit (MAX_HEADERS)
+            line = None
+        if request_line is None:
+            if line is None or len(line) > MAX_REQUEST_LINE:
+                raise Refused(414)
+            request_line = line.decode("latin-1").rstrip("\r\n")
+            continue
+        size += len(line) if line is not None else MAX_HEADERS + 1
+        if size > MAX_HEADERS:
+            raise Refused(431)
+        if line == b"\r\n":
+            return request_line
+
+
+async def drop_input(reader: asyncio.StreamReader, seconds: float = 2.0) -> None:
+    """Read and drop what the client still sends, until it stops or ``seconds`` pass."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    with suppress(asyncio.TimeoutError, ConnectionError):
+        while await asyncio.wait_for(reader.read(65536), max(0.0, deadline - loop.time())):
+            pass
+
+
+REASONS = {400: "Bad Request", 404: "Not Found", 414: "URI Too Long", 431: "Request Header Fields Too Large"}
+
+
+def status_line(status: int) -> bytes:
+    return f"HTTP/1.1 {status} {REASONS[status]}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".encode()
+
+
 async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
     """One connection: parse ``GET /generate?prompt=...&stop=...``, stream the events."""
     try:
-        head = await reader.readuntil(b"\r\n\r\n")  # request line + headers (ignored)
-        parts = head.split(b"\r\n", 1)[0].decode("latin-1").split(" ")
+        try:
+            parts = (await read_request_line(reader)).split(" ")
+        except Refused as e:
+            writer.write(status_line(e.status))
+            await writer.drain()
+            await drop_input(reader)
+            return
         url = urlsplit(parts[1]) if len(parts) == 3 else None
         if url is None or parts[0] != "GET" or url.path != "/generate":
-            writer.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            writer.write(status_line(404))
             return
         query = parse_qs(url.query)
-        decoder = StreamDecoder(TOK, stop=query.get("stop", []))
+        max_tokens = query.get("max_tokens", [""])[0]
+        if max_tokens and not (max_tokens.isdigit() and int(max_tokens) > 0):
+            writer.write(status_line(400))
+            return
+        # adecode closes the model once the stream has ended itself (a stop string,
+        # max_tokens); aclosing closes both when the client goes away (drain raises),
+        # rather than leaving them suspended until garbage collection.
+        stream = tokstream.adecode(
+            TOK,
+            fake_model(query.get("prompt", [""])[0]),
+            stop=query.get("stop", []),
+            max_tokens=int(max_tokens) if max_tokens else None,
+        )
         writer.write(
             b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\n"
             b"Cache-Control: no-cache\r\nConnection: close\r\n\r\n"
         )
-        # aclosing: the model is closed when we stop early (stop string) or the client
-        # goes away (drain raises), not left suspended until garbage collection.
-        async with aclosing(fake_model(query.get("prompt", [""])[0])) as ids:
-            async for token_id in ids:
-                piece = decoder.step(token_id)
-                if piece:
-                    writer.write(sse(piece))
-                    await writer.drain()  # back-pressure: a slow client slows the model
-                if decoder.stopped:
-                    break
-        tail = decoder.finish()  # a character the model left unfinished, as U+FFFD
-        if tail:
-            writer.write(sse(tail))
-        writer.write(sse({"stop_reason": decoder.stop_reason}, event="done"))
+        async with aclosing(stream):
+            async for piece in stream:  # the last one: a character left unfinished, as U+FFFD
+                writer.write(sse(piece))
+                await writer.drain()  # back-pressure: a slow client slows the model
+        decoder = stream.decoder
+        writer.write(sse({"stop_reason": decoder.stop_reason, "finish_reason": decoder.finish_reason}, event="done"))
         await writer.drain()
-    except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+    except (ConnectionError, asyncio.IncompleteReadError):
         pass  # the client went away, or sent no complete request
     finally:
         writer.close()
@@ -125,14 +184,20 @@ async def fetch_events(host: str, port: int, path: str) -> list[tuple[str, Any]]
 
 async def start(port: int = 0) -> asyncio.Server:
     """The server on 127.0.0.1 (``port=0``: an ephemeral port)."""
-    return await asyncio.start_server(handle, HOST, port)
+    # limit: no line is buffered past MAX_HEADERS (readuntil raises, the reply is a 414/431).
+    return await asyncio.start_server(handle, HOST, port, limit=MAX_HEADERS)
 
 
 async def demo() -> None:
     async with await start() as server:  # closed on exit
         port = server.sockets[0].getsockname()[1]
         print(f"serving on http://{HOST}:{port}")
-        for query in ({"prompt": "Hello!", "stop": ["User:"]}, {"prompt": "No stop string."}):
+        queries: list[dict[str, Any]] = [
+            {"prompt": "Hello!", "stop": ["User:"]},
+            {"prompt": "No stop string."},
+            {"prompt": "Hi", "max_tokens": 9},
+        ]
+        for query in queries:
             path = "/generate?" + urlencode(query, doseq=True)
             events = await fetch_events(HOST, port, path)
             pieces = [data for event, data in events if event == "message"]

@@ -52,8 +52,11 @@ async def running(example: ModuleType) -> AsyncIterator[int]:
         loop.set_exception_handler(None)
 
 
-def expected(example: ModuleType, tok: tokstream.Tokenizer, prompt: str, stops: list[str]) -> tuple[str, str | None]:
-    text = tok.decode(tok.encode(example.reply_text(prompt), disallowed_special=()))
+def expected(
+    example: ModuleType, tok: tokstream.Tokenizer, prompt: str, stops: list[str], max_tokens: int | None = None
+) -> tuple[str, str | None]:
+    ids = tok.encode(example.reply_text(prompt), disallowed_special=())
+    text = tok.decode(ids[:max_tokens])
     # The stop string that completes first wins (ties: the one listed first).
     hits = [(text.find(s) + len(s), n, s) for n, s in enumerate(stops) if s in text]
     if not hits:
@@ -85,7 +88,7 @@ async def test_events_concatenate_to_the_decode_up_to_the_stop(
         path = "/generate?" + urlencode({"prompt": prompt, "stop": stops}, doseq=True)
         events = await example.fetch_events("127.0.0.1", port, path)
     *messages, done = events
-    assert done == ("done", {"stop_reason": want_reason})
+    assert done == ("done", {"stop_reason": want_reason, "finish_reason": "stop" if want_reason else "eos"})
     assert all(name == "message" and isinstance(data, str) and data for name, data in messages)
     pieces = [data for _, data in messages]
     assert "".join(pieces) == want_text
@@ -121,7 +124,7 @@ async def test_concurrent_clients(example: ModuleType, tok: tokstream.Tokenizer)
     for prompt, events in zip(prompts, results):
         text = "".join(data for name, data in events if name == "message")
         assert text == expected(example, tok, prompt, ["User:"])[0]
-        assert events[-1] == ("done", {"stop_reason": "User:"})
+        assert events[-1] == ("done", {"stop_reason": "User:", "finish_reason": "stop"})
 
 
 @pytest.mark.asyncio
@@ -147,7 +150,7 @@ async def test_garbage_request_and_early_hangup(example: ModuleType) -> None:
         await writer.wait_closed()
         # The server still serves.
         events = await example.fetch_events("127.0.0.1", port, "/generate?prompt=ok&stop=User:")
-        assert events[-1] == ("done", {"stop_reason": "User:"})
+        assert events[-1] == ("done", {"stop_reason": "User:", "finish_reason": "stop"})
 
 
 @pytest.mark.asyncio
@@ -173,3 +176,51 @@ async def test_client_disconnect_closes_the_model(example: ModuleType, monkeypat
         writer.close()
         await writer.wait_closed()
         await asyncio.wait_for(closed.wait(), timeout=10)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("max_tokens", [1, 9, 14])
+async def test_max_tokens_is_length(example: ModuleType, tok: tokstream.Tokenizer, max_tokens: int) -> None:
+    """``max_tokens`` ids, the last one's text included (14 ends inside the emoji: its
+    bytes so far come out as U+FFFD, as ``tok.decode`` has them)."""
+    want, _ = expected(example, tok, "café", ["User:"], max_tokens)
+    async with running(example) as port:
+        query = urlencode({"prompt": "café", "stop": "User:", "max_tokens": max_tokens})
+        events = await example.fetch_events("127.0.0.1", port, "/generate?" + query)
+    assert "".join(data for name, data in events if name == "message") == want
+    assert events[-1] == ("done", {"stop_reason": None, "finish_reason": "length"})
+
+
+async def status_of(port: int, request: bytes) -> bytes:
+    """The status line the server answers ``request`` with (sent whole)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(request)
+        await writer.drain()
+        return (await reader.readuntil(b"\r\n")).rstrip()
+    finally:
+        writer.close()
+        await writer.wait_closed()
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("request_bytes", "status"),
+    [
+        (b"GET /generate?prompt=" + b"a" * 10_000 + b" HTTP/1.1\r\n\r\n", b"414"),  # over 8 KiB
+        (b"GET /generate?prompt=" + b"a" * 100_000 + b" HTTP/1.1\r\n\r\n", b"414"),  # over 64 KiB
+        (b"GET /generate HTTP/1.1\r\nX-Big: " + b"b" * 100 * 1024 + b"\r\n\r\n", b"431"),  # one 100 KiB header
+        (
+            b"GET /generate HTTP/1.1\r\n" + b"".join(b"X-H%d: %s\r\n" % (n, b"c" * 1000) for n in range(70)) + b"\r\n",
+            b"431",
+        ),
+        (b"GET /generate?max_tokens=0 HTTP/1.1\r\n\r\n", b"400"),
+    ],
+    ids=["line-10k", "line-100k", "header-100k", "headers-70k", "max-tokens-0"],
+)
+async def test_oversized_requests_get_414_and_431(example: ModuleType, request_bytes: bytes, status: bytes) -> None:
+    """A request over 64 KiB used to get an empty reply (readuntil's LimitOverrunError)."""
+    async with running(example) as port:
+        assert (await status_of(port, request_bytes)).split(b" ")[1] == status
+        events = await example.fetch_events("127.0.0.1", port, "/generate?prompt=still&stop=User:")
+        assert events[-1] == ("done", {"stop_reason": "User:", "finish_reason": "stop"})
