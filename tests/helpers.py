@@ -628,3 +628,26 @@ def generate_pair(
     assert out.shape[0] == 4
     rows: list[list[int]] = out[:, len(ids) :].tolist()
     return rows
+
+
+def tiny_llama(
+    vocab_size: int, *, width: int = 16, layers: int = 1, positions: int = 256, seed: int = 0, **config: Any
+) -> Any:
+    """A tiny random ``transformers.LlamaForCausalLM`` (2 heads, MLP twice ``width``)
+    with ``vocab_size`` rows, seeded; ``config`` adds or overrides ``LlamaConfig``
+    fields (torch and transformers must be importable)."""
+    import torch
+    import transformers
+
+    fields: dict[str, Any] = {
+        "vocab_size": vocab_size,
+        "hidden_size": width,
+        "intermediate_size": 2 * width,
+        "num_hidden_layers": layers,
+        "num_attention_heads": 2,
+        "num_key_value_heads": 2,
+        "max_position_embeddings": positions,
+    }
+    fields.update(config)
+    torch.manual_seed(seed)
+    return transformers.LlamaForCausalLM(transformers.LlamaConfig(**fields))

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers import fixture_tokenizer, generate_pair
+from helpers import fixture_tokenizer, generate_pair, tiny_llama
 
 import tokstream
 from tokstream.constrain import TokenMasker, heal
@@ -229,24 +229,14 @@ def test_rollback_restores_the_mask(case: int, llama3: tokstream.Tokenizer) -> N
 def test_generate_valid_json(mode: str, name: str, llama3: tokstream.Tokenizer) -> None:
     """A tiny random Llama over Llama 3's vocabulary, generating through
     ``ConstraintLogitsProcessor``: every row up to EOS parses and validates."""
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
     from tokstream.integrations.transformers import ConstraintLogitsProcessor
 
     tok = llama3
     schema = {"person": PERSON, "tree": TREE}[name]
     padded = -(-tok.n_vocab // 64) * 64 + 64  # padded embedding rows past the tokenizer's ids
-    torch.manual_seed(0)
-    config = transformers.LlamaConfig(
-        vocab_size=padded,
-        hidden_size=16,
-        intermediate_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        num_key_value_heads=2,
-        max_position_embeddings=256,
-    )
-    model = transformers.LlamaForCausalLM(config).eval()
+    model = tiny_llama(padded).eval()
     tb = tok.vocab.index.token_bytes
     ids = tok.encode("Answer:")
     processor = ConstraintLogitsProcessor(tok, json_schema_constraint(tok, schema, eos_id=EOS))

