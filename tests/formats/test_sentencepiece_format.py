@@ -85,8 +85,8 @@ def pb2_or_skip() -> Any:
     pb2 = _model_pb2()
     if pb2 is None:
         pytest.skip(
-            "sentencepiece.sentencepiece_model_pb2 does not import (it needs the protobuf "
-            "package, which is not a test dependency)"
+            "sentencepiece.sentencepiece_model_pb2 does not import: it needs the protobuf "
+            "package (a test dependency: pip install '.[test]')"
         )
     return pb2
 
