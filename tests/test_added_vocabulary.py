@@ -197,6 +197,7 @@ def _inserted_whitespace(tok, text: str, ours: tuple[int, int], theirs: tuple[in
 CASES = [(fixture, config) for fixture in HF_FILES for config in CONFIGS]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("fixture", "config"), CASES, ids=[f"{f.split('_')[0]}-{c}" for f, c in CASES])
 @hyp_settings(300)
 @given(data=st.data())
@@ -302,6 +303,7 @@ _CONTINUATIONS = st.one_of(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("fixture", "config"), CASES, ids=[f"{f.split('_')[0]}-{c}" for f, c in CASES])
 @hyp_settings(150)
 @given(data=st.data())
@@ -325,6 +327,7 @@ def test_stable_boundary_is_sound(fixture: str, config: str, data: st.DataObject
     assert full == head + rest, (text[:b], text[b:], s)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("fixture", "config"), CASES, ids=[f"{f.split('_')[0]}-{c}" for f, c in CASES])
 @hyp_settings(100)
 @given(data=st.data())
@@ -378,6 +381,7 @@ def _gpt2_with(entries: list[dict[str, object]]) -> tuple[tokstream.Tokenizer, o
     return tokstream.Tokenizer.from_str(text), tokenizers.Tokenizer.from_str(text)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text", ["<a>   x", "<a>     x", "<a>  ", "y <a>  <a>   "])
 def test_literal_inside_rstrip_whitespace(text: str) -> None:
     """A literal that starts in the whitespace an ``rstrip`` match took is matched too,
@@ -416,6 +420,7 @@ def test_content_normalizing_to_nothing_is_refused() -> None:
         assert tok.encode(sample) == ref.encode(sample, add_special_tokens=False).ids
 
 
+@pytest.mark.slow
 def test_word_and_space_classes_match_rust_on_every_code_point() -> None:
     """``single_word`` looks for Rust's ``\\w`` beside a match, ``lstrip`` takes Rust's
     ``\\s``: checked on every code point through ``tokenizers`` itself."""

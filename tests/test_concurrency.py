@@ -137,6 +137,7 @@ def _run_together(work: Callable[[int], Any]) -> list[Any]:
     return results
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 def test_fresh_tokenizer_from_eight_threads(kind: str) -> None:
     ref = _reference(kind)

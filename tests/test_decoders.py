@@ -93,6 +93,7 @@ _runs = st.lists(st.tuples(st.integers(0, len(VOCAB) - 1), st.integers(1, 3)), m
 )
 
 
+@pytest.mark.slow
 @hyp_settings(3000)
 @given(ids=_runs)
 def test_decode_drawn_ids(pair: tuple[Tokenizer, object], ids: list[int]) -> None:
@@ -104,6 +105,7 @@ def test_decode_drawn_ids(pair: tuple[Tokenizer, object], ids: list[int]) -> Non
         assert "".join(dec.step(i) for i in ids) + dec.finish() == want
 
 
+@pytest.mark.slow
 @hyp_settings(1000)
 @given(
     text=st.text(alphabet="ETAONIHS'.?!, é|", max_size=30)

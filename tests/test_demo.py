@@ -271,6 +271,7 @@ def test_section_4_cache_keys(tok: tokstream.Tokenizer, reference: Callable[[str
     assert stable <= cut and keys == stable // size == reused
 
 
+@pytest.mark.slow
 def test_section_4_llama3_chat_specials() -> None:
     path = fixture_file("hf/llama3_tokenizer.json")
     ref = hf_reference(path)
@@ -405,6 +406,7 @@ def test_section_6_json_output(tok: tokstream.Tokenizer, reference: Callable[[st
 # ----------------------------------------------------------- the program
 
 
+@pytest.mark.slow
 def test_python_m_tokstream_demo() -> None:
     started = time.monotonic()
     proc = subprocess.run(
@@ -436,6 +438,7 @@ def test_demo_section_option(capsys: pytest.CaptureFixture[str]) -> None:
     assert "unknown tokenizer 'cl100k'" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["cl100k_base", "hf/llama3_tokenizer.json", "spm/mistral_7b_v1_tokenizer.model"])
 def test_demo_other_tokenizers(capsys: pytest.CaptureFixture[str], reference: Callable[[str], Any], name: str) -> None:
     """``tokstream demo --tokenizer``: every section runs and keeps its claims; ids and

@@ -491,6 +491,7 @@ def pool_calls(monkeypatch):
     return calls
 
 
+@pytest.mark.slow
 def test_encode_batch_process_pool(ours, reference, big_batch, pool_calls):
     tok, enc = ours("r50k_base"), reference("r50k_base")
     pieces = list(big_batch)

@@ -12,12 +12,14 @@ from helpers import REPO
 EXAMPLES = sorted((REPO / "examples").glob("*.py"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", EXAMPLES, ids=[p.name for p in EXAMPLES])
 def test_example_runs(script: Path) -> None:
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
 
 
+@pytest.mark.slow
 def test_distributed_counting_trains_the_same_tokenizer() -> None:
     script = next(p for p in EXAMPLES if p.name == "distributed_counting.py")
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=True).stdout

@@ -157,6 +157,7 @@ def _layer_modules() -> list[str]:
     return [m for m in package_modules() if any(_in_layer(m, own) for own in LAYERS.values())]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("module", _layer_modules())
 def test_layer_uses_public_names_only(module: str) -> None:
     found = violations(module, parse_module(module))

@@ -178,6 +178,7 @@ def test_offsets_corpus_samples(pair, corpus_name, read_corpus):
 # ----------------------------------------------------------------- hypothesis
 
 
+@pytest.mark.slow
 @hyp_settings(500)
 @given(text=adversarial_text(), allow=st.booleans())
 def test_offsets_adversarial(all_pairs, text, allow):
@@ -404,12 +405,14 @@ PIPELINE_EXAMPLES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text", PIPELINE_EXAMPLES, ids=repr)
 @pytest.mark.parametrize("name", PIPELINE)
 def test_pipeline_offsets_examples(name: str, text: str) -> None:
     check_all(name, text)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", PIPELINE)
 def test_pipeline_offsets_corpus_lines(name: str) -> None:
     corpora = ("corpus_botchan_en.txt", "corpus_wagahaiwa_nekodearu_ja.txt", "corpus_us_constitution_en.txt")
@@ -453,6 +456,7 @@ _LITERALS = st.sampled_from(
 _PIPELINE_TEXT = st.lists(st.one_of(adversarial_text(max_fragments=6), _LITERALS), max_size=4).map("".join)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("names", [PIPELINE_HF, PIPELINE_SPM], ids=["tokenizer.json", "sentencepiece"])
 @hyp_settings(300)
 @given(text=_PIPELINE_TEXT)

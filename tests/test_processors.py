@@ -128,6 +128,7 @@ EDGE_CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text", EDGE_CASES)
 def test_edge_cases(pair: tuple[Tokenizer, object], text: str) -> None:
     check(*pair, text)
@@ -149,6 +150,7 @@ _spacey = st.lists(
 ).map("".join)
 
 
+@pytest.mark.slow
 @hyp_settings(300)  # per variant: 28 of them
 @given(text=st.one_of(_spacey, adversarial_text(surrogates_ok=False)))
 def test_hypothesis_text(pair: tuple[Tokenizer, object], text: str) -> None:
@@ -158,6 +160,7 @@ def test_hypothesis_text(pair: tuple[Tokenizer, object], text: str) -> None:
 # ------------------------------------------------------------------------- JSON
 
 
+@pytest.mark.slow
 def test_json_round_trip(gpt2: dict[str, object]) -> None:
     for name in VARIANTS:
         ours = Tokenizer.from_str(variant(gpt2, name))

@@ -126,6 +126,7 @@ def _check(tok, text: str, s: str, **options) -> None:
     assert full == head + rest, (text[:b], text[b:], s)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tid", TOKENIZER_IDS)
 @hyp_settings(300)
 @given(text=texts, s=continuations)
@@ -150,6 +151,7 @@ def test_sound_plain(tid: str, text: str, s: str) -> None:
     _check(fixture_tokenizer(tid), text, s, disallowed_special=())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tid", ["cl100k_base", "o200k_base", "r50k_base"])
 @hyp_settings(300)
 @given(text=texts, s=continuations)
@@ -169,6 +171,7 @@ def test_sound_at_the_piece_level(tid: str, text: str, s: str) -> None:
     assert split(text + s)[: len(head)] == head, (text[:b], text[b:], s)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tid", TOKENIZER_IDS)
 @hyp_settings(150)
 @given(text=texts, s=continuations)

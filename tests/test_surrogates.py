@@ -54,6 +54,7 @@ def test_replacement_is_tiktokens(text: str) -> None:
         assert replace_surrogates(text) is text
 
 
+@pytest.mark.slow
 @hyp_settings(500)
 @given(text=surrogate_text)
 def test_index_map(text: str) -> None:
@@ -65,6 +66,7 @@ def test_index_map(text: str) -> None:
         assert _tiktoken_fallback(text[back[k] : back[k + 1]]) == c
 
 
+@pytest.mark.slow
 @hyp_settings(500)
 @given(text=surrogate_text, more=st.one_of(surrogates, st.text(max_size=3)))
 def test_settled_end(text: str, more: str) -> None:
@@ -81,6 +83,7 @@ def _planner(tid: str) -> PrefixCachePlanner:
     return PrefixCachePlanner(fixture_tokenizer(tid), block_size=2)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tid", TOKENIZER_IDS)
 @pytest.mark.parametrize(
     "text", ["a\udcb5b", "\ud800", "héllo \udcb5 wörld", "x\ud83d\ude00y", "\udcb5 \udcb5", "日本\udfff\ud800語"]
@@ -89,6 +92,7 @@ def test_fixed_examples(tid: str, text: str) -> None:
     _check_entry_points(fixture_tokenizer(tid), tid, text)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tid", TOKENIZER_IDS)
 @hyp_settings(50)
 @given(text=surrogate_text, data=st.data())

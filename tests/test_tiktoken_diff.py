@@ -43,6 +43,7 @@ def _expected_text(text: str) -> str:
 # --------------------------------------------------------------------- corpora
 
 
+@pytest.mark.slow
 def test_corpus_matches_tiktoken(pair, corpus_name, read_corpus):
     tok, enc = pair
     text = read_corpus(corpus_name)
@@ -90,6 +91,7 @@ def _check_against_tiktoken(name, tok, enc, text):
         assert decoded == expected, ctx + "round trip"
 
 
+@pytest.mark.slow
 @hyp_settings(DIFF_EXAMPLES)
 @given(text=adversarial_text())
 def test_adversarial_text_matches_tiktoken(all_pairs, text):
@@ -165,6 +167,7 @@ LONG_RUNS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("run", list(LONG_RUNS))
 def test_long_run_matches_tiktoken(pair, run):
     """Pathological repeats finish, equal tiktoken and round-trip (no timing asserted)."""
@@ -175,6 +178,7 @@ def test_long_run_matches_tiktoken(pair, run):
     assert tok.decode(ids) == text
 
 
+@pytest.mark.slow
 def test_many_unique_words_match_tiktoken(pair):
     """More distinct short parts than the part cache holds (tokstream bounds it at 2**17):
     the eviction path, then the same text again on whatever the cache kept."""
@@ -198,6 +202,7 @@ def _source_code() -> str:
     return "\n".join(p.read_text(encoding="utf-8") for p in sorted(root.rglob("*.py")))
 
 
+@pytest.mark.slow
 def test_source_code_matches_tiktoken(pair):
     tok, enc = pair
     text = _source_code()
@@ -228,6 +233,7 @@ def _slice(rng: random.Random, text: str, size: int) -> str:
     return text[start : start + size]
 
 
+@pytest.mark.slow
 @hyp_settings(50)
 @given(
     fragments=st.lists(adversarial_text(max_fragments=6), min_size=1, max_size=8),
@@ -324,6 +330,7 @@ def _text_sequences(draw):
     return draw(st.permutations(texts))
 
 
+@pytest.mark.slow
 @hyp_settings(150)
 @given(
     texts=_text_sequences(),

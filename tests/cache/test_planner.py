@@ -78,6 +78,7 @@ def _prose_prompts(read_corpus, n: int, seed: str) -> list[str]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tid", TOKENIZER_IDS)
 def test_sound_on_prose_cut_anywhere(tid: str, read_corpus) -> None:
     tok = fixture_tokenizer(tid)
@@ -86,6 +87,7 @@ def test_sound_on_prose_cut_anywhere(tid: str, read_corpus) -> None:
             _check(tok, prompt, suffix)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tid", TOKENIZER_IDS)
 @hyp_settings(150)
 @given(
@@ -110,6 +112,7 @@ def test_post_processor_tokens_are_never_stable(tid: str, read_corpus) -> None:
 _TIGHT = {"cl100k_base": 2.0, "o200k_base": 2.0, "hf/llama3_tokenizer.json": 2.0}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tid", TOKENIZER_IDS)
 def test_tight_on_english_prose(tid: str, read_corpus) -> None:
     tok = fixture_tokenizer(tid)
@@ -180,6 +183,7 @@ def test_extra_keys_enter_the_key() -> None:
         planner.plan(text, extra_keys=(1.5,))  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_keys_agree_across_processes_and_hash_seeds() -> None:
     code = (
         "import json, tokstream; from tokstream.cache import PrefixCachePlanner;"

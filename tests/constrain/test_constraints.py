@@ -38,6 +38,7 @@ PROMPTS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tid", TOKENIZER_IDS)
 @pytest.mark.parametrize("max_backoff", [1, 2, 3])
 def test_heal_and_prefix_equal_brute_force(tid: str, max_backoff: int) -> None:
@@ -57,6 +58,7 @@ def test_heal_and_prefix_equal_brute_force(tid: str, max_backoff: int) -> None:
             assert h.constraint().allowed_ids().tolist() == _brute_prefix(tid, prefix, context), (prompt, case)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tid", TOKENIZER_IDS)
 def test_prefix_constraint_equals_brute_force_on_token_prefixes(tid: str) -> None:
     table = _bytes(tid)
@@ -88,6 +90,7 @@ def _walk(c, rng: random.Random, limit: int = 200) -> list[int]:
     return taken
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tid", TOKENIZER_IDS)
 @hyp_settings(60)
 @given(text=adversarial_text(max_fragments=6), seed=st.integers(0, 2**32 - 1), backoff=st.integers(1, 3))
@@ -105,6 +108,7 @@ def test_generation_reproduces_the_prompt(tid: str, text: str, seed: int, backof
         assert valid_prefix(b"".join(table[i] for i in h.prompt_ids + generated)), (text, generated)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tid", ["cl100k_base", "hf/llama3_tokenizer.json", "spm/mistral_7b_v1_tokenizer.model"])
 @hyp_settings(100)
 @given(data=st.data())
@@ -242,6 +246,7 @@ def test_choice_sampling_yields_an_option(tid: str, options: list[str]) -> None:
     assert seen  # sampling reached at least one option
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "tid", ["o200k_base", "hf/bert_minilm_tokenizer.json", "spm/spm_botchan_en_unigram_1000.model"]
 )

@@ -72,6 +72,7 @@ def test_oracle_matches_re_fullmatch(pattern: str) -> None:
     assert not o.viable(b"\xff") and not o.viable(b"\x80")
 
 
+@pytest.mark.slow
 def test_oracle_categories_match_re() -> None:
     """The oracle's ``\\d \\w \\s`` equal Python ``re``'s on a sample of code points."""
     rng = random.Random(5)
@@ -140,6 +141,7 @@ def _regexes(alphabet: str) -> st.SearchStrategy[str]:
     return st.recursive(leaf, extend, max_leaves=8)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tid", EXACT_TIDS)
 @hyp_settings(12)
 @given(pattern=_regexes("abc"), seed=st.integers(0, 2**32 - 1))
@@ -157,6 +159,7 @@ def test_random_regexes_are_exact(tid: str, pattern: str, seed: int) -> None:
 # -- the realistic regexes and the grammars ------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tid", EXACT_TIDS)
 @pytest.mark.parametrize("name", sorted(REGEXES))
 def test_realistic_regexes_are_exact(tid: str, name: str) -> None:
@@ -173,6 +176,7 @@ def test_realistic_regexes_are_exact(tid: str, name: str) -> None:
             assert re.fullmatch(pattern, out.decode()), (pattern, out)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tid", EXACT_TIDS)
 @pytest.mark.parametrize("name", sorted(GRAMMARS))
 def test_grammars_are_exact(tid: str, name: str) -> None:
@@ -211,6 +215,7 @@ def test_regex_without_eos_and_with_prefix(tid: str) -> None:
 # -- generation property: longer walks, judged by re and Lark only ------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tid", ["o200k_base", "hf/llama3_tokenizer.json", "hf/mistral_7b_v1_tokenizer.json"])
 @hyp_settings(20)
 @given(data=st.data())

@@ -129,6 +129,7 @@ def compiled(name: str) -> tuple[Cfg, lark.Lark]:
     return _COMPILED[name]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(GRAMMARS))
 @hyp_settings(60)
 @given(seed=st.integers(0, 2**32 - 1))
@@ -188,6 +189,7 @@ COMMON = [
 ]  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", COMMON)
 @hyp_settings(100)
 @given(data=st.data())

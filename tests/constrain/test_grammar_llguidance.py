@@ -101,6 +101,7 @@ def compare_walk(c: Any, m: Any, oracle: Oracle, tid: str, seed: int, steps: int
     return notes
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tid", TIDS)
 @pytest.mark.parametrize("name", sorted(REGEXES))
 def test_regex_masks_equal_llguidance(tid: str, name: str) -> None:
@@ -118,6 +119,7 @@ def test_regex_masks_equal_llguidance(tid: str, name: str) -> None:
         print(note)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tid", TIDS)
 @pytest.mark.parametrize("name", sorted(GRAMMARS))
 def test_grammar_masks_equal_llguidance(tid: str, name: str) -> None:

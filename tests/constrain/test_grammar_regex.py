@@ -129,6 +129,7 @@ def _texts(alphabet: str, rnd: random.Random, n: int = 40) -> list[str]:
     return texts
 
 
+@pytest.mark.slow
 @hyp_settings(400)
 @given(regexes(), st.booleans(), st.randoms(use_true_random=False))
 def test_random_patterns_match_like_re(pattern: str, dotall: bool, rnd: random.Random) -> None:

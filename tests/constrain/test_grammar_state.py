@@ -43,6 +43,7 @@ def _state(c: Any) -> tuple[bytes, bool, int]:
 _CASES = [("regex", n) for n in sorted(REGEXES)] + [("grammar", n) for n in sorted(GRAMMARS)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tid", TIDS)
 @hyp_settings(25)
 @given(case=st.sampled_from(_CASES), seed=st.integers(0, 2**32 - 1), steps=st.integers(1, 8))
@@ -87,6 +88,7 @@ def test_accept_rollback_fork_refuse(tid: str, case: tuple[str, str], seed: int,
     assert _state(c) == states[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tid", TIDS)
 @pytest.mark.parametrize("name", ["date", "email", "quoted"])
 def test_draft_masks_equal_sequential_masks(tid: str, name: str) -> None:
@@ -175,6 +177,7 @@ def test_grammar_without_start_raises() -> None:
 # -- token healing, then a regex ---------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tid", TIDS)
 @pytest.mark.parametrize("seed", range(3))
 def test_heal_then_regex(tid: str, seed: int) -> None:
@@ -202,6 +205,7 @@ def test_heal_then_regex(tid: str, seed: int) -> None:
 # -- memory: a grammar forgets the sets no state holds ---------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["arith", "lists"])
 def test_forgetting_sets_keeps_masks_and_bounds_memory(name: str) -> None:
     """A grammar that clears its memos every few new sets (``Grammar.max_sets``) gives

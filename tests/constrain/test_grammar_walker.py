@@ -40,6 +40,7 @@ def _spelling(w: Walker, node: int) -> bytes:
     return bytes(reversed(out))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tid", TIDS)
 def test_trie_matches_the_index(tid: str) -> None:
     """Every rank's node spells its bytes; a node's ranks are the index's extensions
@@ -88,6 +89,7 @@ def _check_walk(w: Walker, pattern: str, seed: int) -> None:
         assert np.array_equal(np.sort(ended_only), np.sort(ended)) and not none.node.size
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tid", TIDS)
 @hyp_settings(30)
 @given(pattern=regexes("ae t.0"), seed=st.integers(0, 2**32 - 1))
@@ -96,6 +98,7 @@ def test_walk_equals_its_definition(tid: str, pattern: str, seed: int) -> None:
     _check_walk(_walker(tid), pattern, seed)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tid", TIDS)
 @pytest.mark.parametrize("pattern", [r"[^\"]*", r" ?[a-z]+( [a-z]+)*", r"\w+", r"[0-9]{1,3}(,[0-9]{3})*"])
 def test_walk_from_the_root(tid: str, pattern: str) -> None:

@@ -258,6 +258,7 @@ def texts(draw: st.DrawFn, case: Case) -> list[str]:
 # ------------------------------------------------------------------ differential tests
 
 
+@pytest.mark.slow
 @hyp_settings(400)
 @given(case=cases(), data=st.data())
 def test_texts_near_the_bounds(case: Case, data: st.DataObject) -> None:

@@ -377,6 +377,7 @@ def _report(label: str, results: dict[str, tuple[int, int]]) -> None:
     print(f"{label}: {done} completed samples valid, {sum(c for _, c in results.values())} capped; {results}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("split", "k"), [(split, k) for split in SPLITS for k in range(per_split(split))])
 def test_generation_sample(split: str, k: int, llama3: tokstream.Tokenizer) -> None:
     """Random completions of the first small compiling schemas of each split are
@@ -390,6 +391,7 @@ def test_generation_sample(split: str, k: int, llama3: tokstream.Tokenizer) -> N
     assert done >= SAMPLES // 2, f"{name}: too few samples reached EOS ({done} of {SAMPLES})"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("part", range(N_RECURSIVE))
 def test_generation_recursive_sample(part: int, llama3: tokstream.Tokenizer) -> None:
     """The same on the sample's schemas with a recursive ``$ref`` (one per test)."""
@@ -415,6 +417,7 @@ def test_recursion_detection() -> None:
 RECURSED = {"tree": 4, "linked_list": 3, "expression": 3, "mutual": 5, "json_value": 2}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(HAND))
 def test_generation_hand_written(name: str, llama3: tokstream.Tokenizer) -> None:
     """Hand-written recursive schemas: ``SAMPLES`` random completions each (less closing
@@ -538,6 +541,7 @@ def walk_states(schema: Any, rng: random.Random, n: int) -> Iterator[Tracked]:
     yield from rng.sample(states[1:], min(n - 1, len(states) - 1))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("split", SPLITS)
 def test_exact_sample_split(split: str, llama3: tokstream.Tokenizer) -> None:
     """Allowed ids complete to valid instances, refused ids are refused, on states
@@ -549,6 +553,7 @@ def test_exact_sample_split(split: str, llama3: tokstream.Tokenizer) -> None:
             check_state(state, v, rng, f"{name} state {k}", n_allowed=8, n_refused=20)
 
 
+@pytest.mark.slow
 def test_exact_recursive(llama3: tokstream.Tokenizer) -> None:
     """The same on recursive schemas: the hand-written ones and the sample's first three."""
     chosen = [*HAND.items(), *recursive_schemas()[:3]]
@@ -562,6 +567,7 @@ def test_exact_recursive(llama3: tokstream.Tokenizer) -> None:
 SUITE_FILES = fixture_names(SUITE, "*.json") or ["<json-schema-test-suite missing>"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SUITE_FILES)
 def test_exact_suite_file(name: str, llama3: tokstream.Tokenizer) -> None:
     """On the suite's compiled groups: states along the Llama 3 ids of each valid

@@ -224,6 +224,7 @@ def test_rollback_restores_the_mask(case: int, llama3: tokstream.Tokenizer) -> N
 # -- (c) transformers generate --------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["sample", "beam"])
 @pytest.mark.parametrize("name", ["person", "tree"])
 def test_generate_valid_json(mode: str, name: str, llama3: tokstream.Tokenizer) -> None:

@@ -257,6 +257,7 @@ def check_reason(name: str, r: FileResult, group: str, test: str, reason: str) -
         assert reason == VOCABULARY, reason
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", FILES)
 def test_suite_file(name: str, llama3: tokstream.Tokenizer, record_property: Any) -> None:
     r = run_file(name)

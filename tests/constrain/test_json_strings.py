@@ -249,6 +249,7 @@ DIFFERENTIAL = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("pattern", "ecma"), DIFFERENTIAL)
 @hyp_settings(300)
 @given(data=st.data())
@@ -339,6 +340,7 @@ def test_suite_patterns_sweep() -> None:
     _sweep(found, "JSON Schema Test Suite")
 
 
+@pytest.mark.slow
 def test_bench_patterns_sweep() -> None:
     found: list[str] = []
     with lzma.open(fixture_file(BENCH), "rt", encoding="utf-8") as f:
@@ -411,6 +413,7 @@ def rfc_ok(name: str, s: str) -> bool:
     return s.isascii() and "\n" not in s
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(FORMATS))
 @hyp_settings(300)
 @given(data=st.data())
@@ -469,6 +472,7 @@ def within_hostname_bound(host: str) -> bool:
     return any(len(labels) <= k and longest <= n for k, n in ((3, 63), (4, 62), (8, 30), (16, 14), (32, 6)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(FORMATS))
 @hyp_settings(300)
 @given(data=st.data())

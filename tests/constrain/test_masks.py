@@ -113,6 +113,7 @@ def _masker(tid: str) -> TokenMasker:
 # -- 1. masks against brute force -------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tid", TOKENIZER_IDS)
 def test_prefix_masks_match_brute_force(tid: str) -> None:
     tok = fixture_tokenizer(tid)

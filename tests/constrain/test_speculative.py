@@ -286,6 +286,7 @@ def test_issue_example_controls_fail() -> None:
     assert stat > crit and freqs[2] == pytest.approx(0.2, abs=0.02), (stat, crit, freqs)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("k", "length", "masked_draft"),
     [(1, 2, False), (1, 2, True), (4, 3, False), (4, 3, True)],
@@ -299,6 +300,7 @@ def test_joint_distribution_is_the_masked_target(k: int, length: int, masked_dra
     assert 0.2 < rate < 0.95  # drafts are both accepted and rejected: every path runs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", ["resample", "unmasked_ratio"])
 def test_joint_controls_fail(variant: str) -> None:
     stat, crit, df, _ = run_world(_biased(variant), k=4, length=3, masked_draft=False, seed=15, trials=TRIALS // 2)

@@ -28,6 +28,7 @@ def _built():  # type: ignore[no-untyped-def]
     return _example().build(100_000)
 
 
+@pytest.mark.slow
 def test_main_prints_a_passing_summary(capsys: pytest.CaptureFixture[str]) -> None:
     ex = _example()
     code = ex.main(["--samples", "100", "--runs", "1", "--corpus-chars", "100000", "--max-new-tokens", "16"])
@@ -91,6 +92,7 @@ def test_speculative_sampling_keeps_the_constraints_and_streams_exactly() -> Non
         assert answer[-1] == eos and tok.decode(answer[:-1]) in ex.ANSWERS
 
 
+@pytest.mark.slow
 def test_distribution_check_passes_and_is_sensitive() -> None:
     ex = _example()
     tok, draft, target, masker, _ = _built()

@@ -139,6 +139,7 @@ def _check_against(tok: tokstream.Tokenizer, encode: RefEncode) -> list[int]:
 # ------------------------------------------------------------------ differential
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
 def test_tiktoken_encodings(name: str, reference) -> None:  # type: ignore[no-untyped-def]
     tok = fixture_tokenizer(name)
@@ -152,6 +153,7 @@ def test_tiktoken_encodings(name: str, reference) -> None:  # type: ignore[no-un
     assert unreachable_tokens(tok, include_partial=False) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tid", ["hf/gpt2_tokenizer.json", "hf/llama3_tokenizer.json"])
 def test_byte_level_tokenizer_json(tid: str) -> None:
     path = fixture_file(tid)
@@ -160,6 +162,7 @@ def test_byte_level_tokenizer_json(tid: str) -> None:
     assert all(not _decodes(tok.token_bytes(i)) for i in listed)
 
 
+@pytest.mark.slow
 def test_bert_wordpiece() -> None:
     """BERT: ours equals the rule from the reference's own components. A word-start
     token is emitted iff normalizing and pre-tokenizing its text gives that text as
@@ -279,6 +282,7 @@ def test_pre_tokenizer_split_token() -> None:
 # ------------------------------------------------------------------ the helpers
 
 
+@pytest.mark.slow
 def test_which_bytes_utf8_text_holds() -> None:
     """``_split_partial`` is not None exactly for the 1- and 2-byte strings that occur
     in some UTF-8 text (every character's bytes, and every pair across a boundary)."""
@@ -299,6 +303,7 @@ def test_which_bytes_utf8_text_holds() -> None:
             assert (_split_partial(data) is not None) == (data in held), data
 
 
+@pytest.mark.slow
 def test_completions_hold_the_bytes() -> None:
     """Each completion is a text whose UTF-8 holds the token's bytes; they are
     distinct, and for a short token they are all of the brute-force ones."""

@@ -75,6 +75,7 @@ def test_state_contexts_reach_each_state() -> None:
     assert TABLE.shape == (9, 256) and (TABLE[REJECT] == REJECT).all()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tid", [*BYTE_LEVEL, "spm/mistral_7b_v1_tokenizer.model", "hf/bert_minilm_tokenizer.json"])
 def test_token_classes_against_the_codec(tid: str) -> None:
     """Every token from every live state: valid iff the codec says so."""
@@ -120,6 +121,7 @@ def _walk_states(tid: str, prefix: bytes, context: bytes) -> list[tuple[object, 
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tid", BYTE_LEVEL)
 @pytest.mark.parametrize(("prefix", "context"), CASES)
 def test_masks_are_exact_against_the_codec(tid: str, prefix: bytes, context: bytes) -> None:
@@ -188,6 +190,7 @@ def _llguidance_tokenizer(tid: str):  # type: ignore[no-untyped-def]
 _LLG: dict[str, object] = {}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tid", BYTE_LEVEL)
 @pytest.mark.parametrize("text", ["的", " 👍🏽", "naïve café", "東京"])
 def test_masks_equal_llguidance_before_the_prefix_is_met(tid: str, text: str) -> None:

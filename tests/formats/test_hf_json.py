@@ -50,6 +50,7 @@ def assert_same(ours: Tokenizer, ref: tokenizers.Tokenizer, text: str) -> None:
             )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", HF_FILES)
 @pytest.mark.parametrize(
     "corpus",
@@ -66,6 +67,7 @@ def test_corpus_matches_tokenizers(name: str, corpus: str) -> None:
 _hf_text = adversarial_text().map(lambda s: s.encode("utf-8", "replace").decode("utf-8"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", HF_FILES)
 @settings(max_examples=MAX_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 @given(text=_hf_text)
@@ -74,6 +76,7 @@ def test_adversarial_matches_tokenizers(name: str, text: str) -> None:
     assert_same(ours, ref, text)
 
 
+@pytest.mark.slow
 @given(
     text=st.lists(
         st.sampled_from(
@@ -272,6 +275,7 @@ def _variant(name: str, edit: str) -> dict[str, object]:
 _variants: dict[tuple[str, str], tuple[Tokenizer, tokenizers.Tokenizer]] = {}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "edit"),
     [

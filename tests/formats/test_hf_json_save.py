@@ -75,6 +75,7 @@ def tmp_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 ALL = [*ENCODING_NAMES, *HF_FILES]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ALL)
 def test_fingerprint_survives_save_and_load(name: str, tmp_root: Path, reference: Reference) -> None:
     c = case(name, tmp_root, reference)
@@ -85,6 +86,7 @@ def test_fingerprint_survives_save_and_load(name: str, tmp_root: Path, reference
     assert json.loads(again.read_text("utf-8")) == json.loads(c.saved.read_text("utf-8"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ALL)
 @pytest.mark.parametrize("corpus", CORPORA)
 def test_saved_file_gives_reference_ids_on_corpora(
@@ -97,6 +99,7 @@ def test_saved_file_gives_reference_ids_on_corpora(
         c.check(line)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ALL)
 @hyp_settings(300)
 @given(text=_text)

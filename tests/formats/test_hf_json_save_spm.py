@@ -120,6 +120,7 @@ def assert_same(saved: Saved, texts: list[str]) -> None:
 # ------------------------------------------------------------------------- tests
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("corpus", CORPORA)
 def test_corpus_lines(saved: Saved, corpus: str) -> None:
     text = fixture_text(f"corpora/{corpus}")

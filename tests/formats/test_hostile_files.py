@@ -108,6 +108,7 @@ def _tokenizers_refuses(path: Path) -> str:
 # ------------------------------------------------------------------ Metaspace
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stage", ["pre_tokenizer", "decoder"])
 @pytest.mark.parametrize("replacement", ["", "ab"])
 def test_metaspace_replacement_must_be_one_character(tmp_path: Path, stage: str, replacement: str) -> None:
@@ -365,6 +366,7 @@ EMPTY_CASES: dict[str, tuple[str, Any, str | None]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(EMPTY_CASES))
 def test_empty_strings_behave_as_tokenizers_or_are_refused(tmp_path: Path, name: str) -> None:
     tokenizers = pytest.importorskip("tokenizers")

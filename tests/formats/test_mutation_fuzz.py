@@ -749,6 +749,7 @@ def _fuzz(
     assert not failures, f"{len(failures)} of {len(jobs)} mutants fail:\n" + "\n".join(failures)
 
 
+@pytest.mark.slow
 def test_tokenizer_json_mutants(tmp_path: Path) -> None:
     pytest.importorskip("tokenizers")
     _fuzz("hf", _hf_names(), hf_mutants, tmp_path)

@@ -558,6 +558,7 @@ def test_known_values_of_mistral() -> None:
 # ---------------------------------------------------------------- generated models
 
 
+@pytest.mark.slow
 @hyp_settings(EXAMPLES)
 @given(written_models())
 def test_generated_models(written: Written) -> None:
@@ -686,6 +687,7 @@ def _check_cut(
     return result
 
 
+@pytest.mark.slow
 def test_truncated_fixture(model_name: str) -> None:
     """Every cut in the first 2 KB and random ones: an error, or a top-level boundary."""
     data = fixture_bytes(model_name)
@@ -717,6 +719,7 @@ def test_truncated_tail(model_name: str) -> None:
             assert isinstance(result, TokenizerFileError), cut
 
 
+@pytest.mark.slow
 @hyp_settings(EXAMPLES // 5)
 @given(written_models(), st.data())
 def test_truncated_generated(written: Written, data: st.DataObject) -> None:
@@ -766,6 +769,7 @@ def _mutation_bases() -> st.SearchStrategy[tuple[str, bytes]]:
     return st.one_of(generated, st.sampled_from(fixtures).map(lambda n: (n, reduced(n))))
 
 
+@pytest.mark.slow
 @hyp_settings(EXAMPLES)
 @given(st.data())
 def test_mutated_bytes(data: st.DataObject) -> None:

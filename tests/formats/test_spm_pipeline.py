@@ -80,6 +80,7 @@ def check_aligned(ours: Tokenizer, text: str) -> None:
     assert all(a1 <= a2 and b1 <= b2 for (a1, b1), (a2, b2) in pairwise(spans)), spans
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("corpus", CORPORA)
 @pytest.mark.parametrize("name", MODELS)
 def test_corpus_lines(name: str, corpus: str) -> None:
@@ -101,6 +102,7 @@ def test_corpus_lines(name: str, corpus: str) -> None:
 _spm_text = adversarial_text().map(replace_surrogates)  # sentencepiece takes UTF-8 only
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", MODELS)
 @hyp_settings(200)
 @given(text=_spm_text)
@@ -246,6 +248,7 @@ def test_normalizer_options_without_charsmap() -> None:
                         assert norm.normalize(text) == want, (dummy, remove, escape, suffix, text)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", MODELS)
 def test_fingerprint_and_pickle(name: str) -> None:
     import pickle

@@ -57,6 +57,7 @@ def _bag(texts: list[str], npartitions: int = PARTITIONS) -> db.Bag:
     return db.from_sequence(texts, npartitions=npartitions)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tid", ["o200k_base", "hf/llama3_tokenizer.json"])
 def test_encode_bag_equals_encode(client: distributed.Client, texts: list[str], tid: str) -> None:
     tok = fixture_tokenizer(tid)
@@ -116,6 +117,7 @@ def test_train_unigram_on_cluster_counts(client: distributed.Client, texts: list
     assert trained.fingerprint == tokstream.train_unigram(marked, 400, special_tokens=specials).fingerprint
 
 
+@pytest.mark.slow
 def test_encode_column(client: distributed.Client, texts: list[str]) -> None:
     dd = pytest.importorskip(
         "dask.dataframe", reason="needs dask[dataframe] (pandas and pyarrow)", exc_type=ImportError

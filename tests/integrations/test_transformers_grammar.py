@@ -29,6 +29,7 @@ def _text(ids: list[int]) -> str:
     return b"".join(TOK.token_bytes(i) for i in ids).decode()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["sample", "beam"])
 @pytest.mark.parametrize("pattern", [r"\d{4}-\d{2}-\d{2}", r"(yes|no)( please)?", r"[a-c]{2,5}"])
 def test_generate_fullmatches_regex(mode: str, pattern: str) -> None:

@@ -96,6 +96,7 @@ class _Collect:
         return "".join(t for t, _ in self.calls)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("skip_special_tokens", [False, True])
 @pytest.mark.parametrize("skip_prompt", [False, True])
 @pytest.mark.parametrize("seed", [None, 1, 2])  # None: greedy; else sampling with that seed
@@ -178,6 +179,7 @@ def _stop_in(text: str) -> str:
     pytest.fail(f"no ASCII letters in {text!r}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("skip_prompt", [True, False])
 @pytest.mark.parametrize("include_stop", [False, True])
 @pytest.mark.parametrize("tid", TIDS)

@@ -75,6 +75,7 @@ def test_zero_dropout_is_no_dropout() -> None:
     _same_as_tokenizers(obj)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["gpt2_tokenizer.json", "mistral_7b_v1_tokenizer.json"])
 @pytest.mark.parametrize("key", ["continuing_subword_prefix", "end_of_word_suffix"])
 def test_empty_prefix_and_suffix_match_tokenizers(name: str, key: str) -> None:

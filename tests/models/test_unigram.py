@@ -209,6 +209,7 @@ def path_score(path: list[tuple[int, float]]) -> float:
 # ------------------------------------------------------------ differential: corpora
 
 
+@pytest.mark.slow
 def test_corpus_words_match_tokenizers(botchan, botchan_ref) -> None:
     """Every whitespace-separated word of every corpus with ``▁`` in front (as
     Metaspace leaves it), and bare: English, Japanese (unknown runs), punctuation."""
@@ -310,6 +311,7 @@ def small_vocabularies(draw) -> tuple[list[tuple[str, float]], str]:
     return [("<unk>", 0.0), *zip(pieces, scores)], alphabet
 
 
+@pytest.mark.slow
 @HYP
 @given(vocab_alphabet=small_vocabularies(), unk=st.one_of(st.none(), st.integers(0, 12)), data=st.data())
 def test_random_small_vocabularies_match_tokenizers(vocab_alphabet, unk, data) -> None:
@@ -396,6 +398,7 @@ byte_text = st.lists(
 ).map("".join)
 
 
+@pytest.mark.slow
 @HYP
 @given(text=byte_text, missing=st.sampled_from([(), tuple(range(0x80, 0x90)), (0x78,)]))
 def test_byte_fallback_matches_tokenizers(text: str, missing) -> None:
@@ -436,6 +439,7 @@ def test_without_byte_fallback_unknown_runs_fuse() -> None:
 TINY = [("<unk>", 0.0), ("a", -1.0), ("b", -1.5), ("ab", -2.0), ("ba", -2.2), ("aba", -3.1), ("bab", -4.0), ("c", -2.5)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("alpha", [1.0, 0.3, 0.0, 2.5])
 @pytest.mark.parametrize("piece", ["ababa", "abxab", "bab"])
 def test_sample_frequencies_fit_exact_path_probabilities(alpha: float, piece: str) -> None:

@@ -115,6 +115,7 @@ _word_soup = st.lists(
 ).map(" ".join)
 
 
+@pytest.mark.slow
 @hyp_settings(2000)
 @given(text=st.one_of(_word_soup, adversarial_text(surrogates_ok=False)))
 def test_hypothesis_text(pair: tuple[Tokenizer, object], text: str) -> None:
@@ -203,6 +204,7 @@ def test_pickle(name: str) -> None:
 # --------------------------------------------------------------------- streaming
 
 
+@pytest.mark.slow
 @hyp_settings(500)
 @given(text=st.one_of(_word_soup, adversarial_text(surrogates_ok=False)), data=st.data())
 def test_streaming_equals_one_shot(pair: tuple[Tokenizer, object], text: str, data: st.DataObject) -> None:

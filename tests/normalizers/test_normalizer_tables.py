@@ -34,6 +34,7 @@ def test_file_holds_the_generated_tables():
     assert list(gen.split_blocks(text)) == list(gen.TABLES)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(gen.TABLES))
 def test_table_regenerates(name):
     _require(name)

@@ -451,6 +451,7 @@ def test_examples_match_tokenizers(name):
         check_spans(n, text)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 @SETTINGS
 @given(text=normalizer_text())
@@ -488,6 +489,7 @@ def _without_unicode17(text: str) -> str:
 ALL_CHARS = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name, separator",
     [
@@ -600,6 +602,7 @@ def test_spm_empty_charsmap():
     assert p.normalize_aligned("\ufb01x") == ("\ufb01x", [(0, 1), (1, 2)])
 
 
+@pytest.mark.slow
 def test_precompiled_every_code_point(charsmap):
     obj = _precompiled_json(charsmap)
     p = ours(obj)
@@ -610,6 +613,7 @@ def test_precompiled_every_code_point(charsmap):
         assert_same(p.normalize(text), ref_normalize(obj, text))
 
 
+@pytest.mark.slow
 def test_precompiled_every_key(charsmap):
     # Every key of the trie (224k for the NFKC map, most of them clusters that the
     # whole-cluster rule replaces), between newlines and run together.
@@ -623,6 +627,7 @@ def test_precompiled_every_key(charsmap):
         check_spans(p, text[:200_000])
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(text=normalizer_text())
 @example(text="\ufb01\u0301x")
@@ -703,6 +708,7 @@ def test_replace_empty_matches_follow_oniguruma():
     assert Replace("a", "\\1$1").normalize("cab") == "c\\1$1b"
 
 
+@pytest.mark.slow
 def test_pathological_long_runs():
     n = 100_000
     for norm, text in [

@@ -64,12 +64,14 @@ _soup = st.one_of(
 )
 
 
+@pytest.mark.slow
 @hyp_settings(2000)
 @given(text=_soup)
 def test_hypothesis_text(pair: tuple[Tokenizer, object], text: str) -> None:
     assert_same_as_tokenizers(*pair, text)
 
 
+@pytest.mark.slow
 @hyp_settings(500)
 @given(text=_soup, data=st.data())
 def test_streaming_equals_one_shot(pair: tuple[Tokenizer, object], text: str, data: st.DataObject) -> None:

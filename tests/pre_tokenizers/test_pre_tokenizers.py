@@ -21,6 +21,7 @@ def _texts(size: int = 100_000) -> list[str]:
     return ["".join(f"{c}a" for c in _ALL[i : i + size]) for i in range(0, len(_ALL), size)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("mine", "theirs"),
     [

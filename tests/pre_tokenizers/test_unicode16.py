@@ -105,6 +105,7 @@ CONTEXTS = ["{c}", "{c}'s", "a{c}'S", "A{c}b", "{c}Ab", "a{c}B", " {c} x", "{c}{
 VISIBLE = ("{c}'s", "a{c}'S")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
 def test_reclassified_characters_match_tiktoken(name, ours, reference) -> None:
     """The characters whose class differs (by the oracle, and any the run-time table
@@ -190,6 +191,7 @@ def _changed_chars() -> list[str]:
     return [chr(cp) for cp in sorted(listed)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", sorted(CUSTOM_PATTERNS))
 def test_custom_pattern_matches_tiktoken_on_changed_characters(key) -> None:
     """Every character whose class changed after 16.0, in each context, through a

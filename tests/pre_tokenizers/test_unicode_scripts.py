@@ -38,6 +38,7 @@ def _same_pieces(text: str) -> None:
     assert_sequences_equal(got, want, names=("tokstream", "tokenizers"), show=lambda p: repr(p[:20]), context=1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sep", ["a", "\u03b1", " ", "\u0301"])
 def test_every_code_point_between_separators(sep: str) -> None:
     # Between two of one script (Latin, Greek, Any, Inherited), each code point is cut
@@ -56,6 +57,7 @@ def test_every_code_point_in_sequence(seed: int | None) -> None:
         _same_pieces("".join(chars[i : i + 100_000]))
 
 
+@pytest.mark.slow
 @hyp_settings(1000)
 @given(text=adversarial_text(), times=st.integers(1, 40))
 def test_numpy_path_equals_python_walk(text: str, times: int) -> None:
@@ -140,12 +142,14 @@ def test_edge_cases(pair: tuple[Tokenizer, object], text: str) -> None:
 _mixed = st.lists(st.sampled_from([*EDGE_CASES, "<s>", " ", "ab", "日本"]), max_size=8).map("".join)
 
 
+@pytest.mark.slow
 @hyp_settings(2000)
 @given(text=st.one_of(_mixed, adversarial_text(surrogates_ok=False)))
 def test_hypothesis_text(pair: tuple[Tokenizer, object], text: str) -> None:
     assert_same_as_tokenizers(*pair, text)
 
 
+@pytest.mark.slow
 @hyp_settings(500)
 @given(text=st.one_of(_mixed, adversarial_text(surrogates_ok=False)), data=st.data())
 def test_streaming_equals_one_shot(pair: tuple[Tokenizer, object], text: str, data: st.DataObject) -> None:
@@ -170,6 +174,7 @@ def test_json_round_trip_and_pickle() -> None:
 # ----------------------------------------------------------------- the table
 
 
+@pytest.mark.slow
 def test_table_regenerates() -> None:
     pytest.importorskip("unicodedataplus")
     gen = load_tool("gen_unicode_scripts")

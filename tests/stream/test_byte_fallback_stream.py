@@ -236,6 +236,7 @@ def test_a_valid_run_starting_with_replacement_characters():
     assert dec.finish() == "" and dec.text == theirs.decode(ids)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(DECODERS))
 @hyp_settings(60)
 @given(data=st.data())

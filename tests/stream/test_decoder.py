@@ -172,6 +172,7 @@ def test_byte_level_every_step_adversarial_text(tid, text):
     check_byte_level_steps(tok, tok.encode(text, disallowed_special=()))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tid", OTHER_IDS)
 @hyp_settings(60)
 @given(data=st.data())
@@ -188,6 +189,7 @@ def test_joined_output_adversarial_text(tid, text):
     check_joined(tok, tok.encode(text, disallowed_special=()))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tid", TOKENIZER_IDS)
 @hyp_settings(40)
 @given(data=st.data())
@@ -682,6 +684,7 @@ def _shape_tokenizer(shape: str, folder: str) -> tokstream.Tokenizer:
     return tokstream.Tokenizer.from_file(path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", list(_SHAPES))
 @hyp_settings(40)
 @given(data=st.data())

@@ -49,6 +49,7 @@ def test_corpora_any_chunking(tid: str, read_corpus) -> None:
         assert _stream(tok, _cuts(text, rng.sample(range(len(text)), 400))) == want
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tid", TOKENIZER_IDS)
 @hyp_settings(200)
 @given(text=adversarial_text(), data=st.data())
@@ -160,6 +161,7 @@ def test_pending_is_at_most_the_last_word(tid: str, read_corpus) -> None:
         assert len(word_spaces) <= 1, repr(pending)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tid", ["cl100k_base", "hf/llama3_tokenizer.json", "spm/mistral_7b_v1_tokenizer.model"])
 @pytest.mark.parametrize("text", ["a" * 200_000, "a b " * 50_000, "日本語" * 60_000, " " * 200_000])
 def test_work_is_linear(tid: str, text: str, monkeypatch) -> None:

@@ -46,6 +46,7 @@ def test_max_tokens_is_decode_of_the_first_n(tid: str, text: str, n: int, by_pus
     assert dec.stop_reason is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tid", TOKENIZER_IDS)
 @hyp_settings(40)
 @given(text=adversarial_text().filter(bool), data=st.data(), by_push=st.booleans())

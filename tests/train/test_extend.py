@@ -50,6 +50,7 @@ def test_extend_with_specials_keeps_old_ids_and_encodings(base: Tokenizer, test_
         assert report.ok and report.changed == ()
 
 
+@pytest.mark.slow
 def test_train_with_base_keeps_every_old_id_and_rank(base: Tokenizer, test_set: list[str]) -> None:
     new = train_bpe(lines("corpus_wagahaiwa_nekodearu_ja.txt", 3000), 1200, base=base, special_tokens=["<|new|>"])
     for token_bytes, rank in base.pipeline.model.ranks.items():
@@ -63,6 +64,7 @@ def test_train_with_base_keeps_every_old_id_and_rank(base: Tokenizer, test_set: 
     assert report.ids_kept and report.specials_kept and report.round_trip_lost == ()
 
 
+@pytest.mark.slow
 def test_train_with_a_real_base() -> None:
     old = tokstream.load("r50k_base")
     new = train_bpe(lines("corpus_wagahaiwa_nekodearu_ja.txt", 2000), old.n_vocab + 200, base=old)

@@ -73,6 +73,7 @@ def english() -> str:
     return fixture_text("corpora/corpus_botchan_en.txt")[:30_000]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("corpus", ["english", "chinese"])
 @pytest.mark.parametrize("pattern", ["o200k_base", "gpt2"])
 def test_merges_equal_naive_trainer(corpus: str, pattern: str) -> None:
@@ -86,6 +87,7 @@ def test_merges_equal_naive_trainer(corpus: str, pattern: str) -> None:
     assert [tok.token_bytes(i) for i in range(256, tok.n_vocab)] == [a + b for a, b in want]
 
 
+@pytest.mark.slow
 @hyp_settings(300)
 @given(
     texts=training_corpora("ab c\u00e9\u4e2d"),

@@ -546,6 +546,7 @@ def spm_bytes_per_token(train: str, held: str, vocab_size: int) -> float:
     return len(held.encode("utf-8")) / len(sp.encode(held.replace("\n", newline)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "corpus",
     # the corpus (5 MB: ~40 s for both trainers), and two small ones

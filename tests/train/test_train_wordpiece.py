@@ -91,6 +91,7 @@ def english() -> str:
     return fixture_text("corpora/corpus_botchan_en.txt")[:30_000]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("corpus", ["english", "chinese"])
 @pytest.mark.parametrize("pattern", ["o200k_base", "gpt2"])
 @pytest.mark.parametrize("min_frequency", [2, 4])
@@ -104,6 +105,7 @@ def test_vocab_equals_naive_trainer(corpus: str, pattern: str, min_frequency: in
     assert vocab_of(tok) == want
 
 
+@pytest.mark.slow
 @hyp_settings(300)
 @given(
     texts=training_corpora("ab c#\u00e9\u4e2d"),
@@ -135,6 +137,7 @@ def tokenizers_reference(tok, tmp_path: Path):  # type: ignore[no-untyped-def]
     return tokenizers.Tokenizer.from_file(str(path))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("train", "held_out", "vocab_size"),
     [
@@ -180,6 +183,7 @@ def mixed_tokenizer():  # type: ignore[no-untyped-def]
     return train_wordpiece([text], 1500, min_frequency=2)
 
 
+@pytest.mark.slow
 @hyp_settings(300)
 @given(text=adversarial_text(surrogates_ok=False))
 def test_generated_text_same_ids_as_tokenizers(mixed_tokenizer, tmp_path_factory, text: str) -> None:  # type: ignore[no-untyped-def]
@@ -209,6 +213,7 @@ def test_round_trip_on_training_and_held_out_text(mixed_tokenizer) -> None:  # t
     assert mixed_tokenizer.decode(mixed_tokenizer.encode(held)) == held
 
 
+@pytest.mark.slow
 @hyp_settings(300)
 @given(texts=st.lists(adversarial_text(surrogates_ok=False), min_size=1, max_size=6), data=st.data())
 def test_round_trip_of_text_made_of_training_characters(texts: list[str], data: st.DataObject) -> None:
