@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import ENCODING_NAMES, FIXTURES, fixture_names, fixture_text, missing_fixture, tiktoken_reference
+from helpers import ENCODING_NAMES, fixture_names, fixture_text, tiktoken_reference
 from hypothesis import HealthCheck, settings
 from strategies import max_examples
 
@@ -91,14 +90,6 @@ def pytest_configure(config: pytest.Config) -> None:
     # project's filterwarnings = error that DeprecationWarning turned every hypothesis
     # failure into a pytest INTERNALERROR that hid the failing example.
     config.addinivalue_line("filterwarnings", "ignore:mypy_extensions.TypedDict is deprecated:DeprecationWarning")
-
-
-@pytest.fixture(scope="session")
-def fixtures_dir() -> Path:
-    """The fixture folder; skips when it is absent."""
-    if not FIXTURES.is_dir():
-        missing_fixture(f"fixture folder {FIXTURES} not found (set TOKSTREAM_FIXTURES)")
-    return FIXTURES
 
 
 @pytest.fixture(scope="session")
