@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 
 from . import metrics
+from ._native_loader import native_available
 from .cache import CachePlan, PrefixCachePlanner, PrefixIndex
 from .constrain import (
     Constraint,
@@ -77,6 +78,7 @@ __all__ = [
     "json_schema_constraint",
     "load",
     "metrics",
+    "native_available",
     "prefix_constraint",
     "regex_constraint",
     "train_bpe",
