@@ -106,18 +106,22 @@ static void heap_push(Entry *h, Py_ssize_t *len, Entry e) {
     h[i] = e;
 }
 
-static Entry heap_pop(Entry *h, Py_ssize_t *len) {
-    Entry top = h[0], last = h[--(*len)];
-    Py_ssize_t n = *len, i = 0;
+/* Move e down from slot i of a heap of len entries to where it belongs. */
+static void sift_down(Entry *h, Py_ssize_t len, Py_ssize_t i, Entry e) {
     for (;;) {
         Py_ssize_t c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && entry_less(&h[c + 1], &h[c])) c++;
-        if (!entry_less(&h[c], &last)) break;
+        if (c >= len) break;
+        if (c + 1 < len && entry_less(&h[c + 1], &h[c])) c++;
+        if (!entry_less(&h[c], &e)) break;
         h[i] = h[c];
         i = c;
     }
-    if (n > 0) h[i] = last;
+    h[i] = e;
+}
+
+static Entry heap_pop(Entry *h, Py_ssize_t *len) {
+    Entry top = h[0], last = h[--(*len)];
+    if (*len > 0) sift_down(h, *len, 0, last);
     return top;
 }
 
@@ -152,20 +156,7 @@ static Py_ssize_t merge_heap(const PairTable *t, uint32_t *sym, Py_ssize_t n, in
         uint64_t m = lookup(t, sym[i], sym[i + 1]);
         if (m != NO_MERGE) { Entry e = {m, (uint32_t)i}; heap[len++] = e; }
     }
-    /* heapify */
-    for (Py_ssize_t k = len / 2 - 1; k >= 0; k--) {
-        Entry e = heap[k];
-        Py_ssize_t i = k;
-        for (;;) {
-            Py_ssize_t c = 2 * i + 1;
-            if (c >= len) break;
-            if (c + 1 < len && entry_less(&heap[c + 1], &heap[c])) c++;
-            if (!entry_less(&heap[c], &e)) break;
-            heap[i] = heap[c];
-            i = c;
-        }
-        heap[i] = e;
-    }
+    for (Py_ssize_t k = len / 2 - 1; k >= 0; k--) sift_down(heap, len, k, heap[k]); /* heapify */
     while (len > 0) {
         Entry e = heap_pop(heap, &len);
         int32_t pos = (int32_t)e.pos;

@@ -451,7 +451,15 @@ class BPE(Model):
         }
 
     def encode_piece(self, piece: str) -> tuple[int, ...]:
-        """The ids of one pre-token."""
+        """The ids of one pre-token (merged by the compiled core when it runs)."""
+        return self._encode_piece(piece, native is not None)
+
+    def encode_piece_pure(self, piece: str) -> tuple[int, ...]:
+        """``encode_piece`` on the pure-Python merge loop, the readable oracle of the
+        compiled one (tests compare the two)."""
+        return self._encode_piece(piece, False)
+
+    def _encode_piece(self, piece: str, compiled: bool) -> tuple[int, ...]:
         if not piece:
             return ()
         if self.ignore_merges:
@@ -459,23 +467,11 @@ class BPE(Model):
             if tid is not None:
                 return (tid,)
         symbols = self.symbols(piece)
-        if native is not None:
+        if compiled:
             table = self._native if self._native is not None else self._native_table()
             return table.merge(symbols)
         pairs = self._pairs if self._pairs is not None else self._pair_dict()
         return tuple(_merge_ids(symbols, pairs, self._stride))
-
-    def encode_piece_pure(self, piece: str) -> tuple[int, ...]:
-        """``encode_piece`` on the pure-Python merge loop, the readable oracle of the
-        compiled one (tests compare the two)."""
-        if not piece:
-            return ()
-        if self.ignore_merges:
-            tid = self.vocab.get(piece)
-            if tid is not None:
-                return (tid,)
-        pairs = self._pairs if self._pairs is not None else self._pair_dict()
-        return tuple(_merge_ids(self.symbols(piece), pairs, self._stride))
 
     def _native_table(self) -> PairTable:
         """The compiled core's pair table, built once from the ids found at load
