@@ -21,27 +21,53 @@ unsafe spaces (indented code: more than one per 128 characters, judged on the fi
 
 A part not seen before switches the call to the bulk path: the unseen parts are split
 and assembled with C-level ``map``s, and only BPE of unseen pieces runs Python per
-item. Keys longer than ``MAX_CACHED_LEN`` are computed each time and never stored.
+item. Keys longer than ``MAX_CACHED_LEN`` (comment rulers, long identifiers, base64,
+lines of text without spaces) go to each dict's ``long`` side dict instead, looked up
+only on a miss of the main one, so they cannot evict short entries.
+
+Unicode 16.0 stand-ins: a part holding a character that tiktoken's Unicode 16.0 classes
+unlike the installed ``regex`` (``RegexSplit.needs_unicode16``) is split by 16.0
+classes (``findall_unicode16``), and only that part: the space cut is a boundary in both
+versions (it rests on ``\\s`` alone, which the stand-ins keep), so the ids of a part do
+not depend on the Unicode version of the rest, and it is cached like any other part.
+Detection costs nothing on warm text: a piece holding such a character is never stored
+in the piece dict, so a part holding one always misses there and the miss checks
+(``checked``); the bulk path checks its new non-ASCII parts with one guard scan. In a
+long part (CJK text has few spaces) of cl100k_base, o200k_base or Llama 3 only the
+lines around the character are split again (``_LINE_CUT``); the rest keeps the pieces
+of the ordinary split. Pieces of the stand-in split go through the piece dict, but
+those holding such a character (computed each time; they are rare).
 
 Cost: memory is bounded by ``CACHE_LIMIT`` entries per dict (keys at most
-``MAX_CACHED_LEN`` characters); a dict that would overflow is cleared, so a stream of
-unique text cannot grow it. Time is linear in the text plus BPE of unseen pieces.
-``bench/encode.py`` has the figures.
+``MAX_CACHED_LEN`` characters) plus ``LONG_BUDGET`` characters of long keys per dict
+(a key over a sixteenth of it is never kept, so one huge piece cannot flush the rest):
+about 16 bytes per character with ids included (measured on random letters, 1.5
+characters a token; code is cheaper), so at most ~8 MB per ``long`` dict. A dict that
+would overflow is cleared, so a stream of unique text cannot grow it. Time is linear
+in the text plus BPE of unseen pieces; a part holding a stand-in character costs about
+2x an ordinary uncached one (the ordinary split, then the 16.0 one), once if it is
+cached. ``bench/encode.py`` and ``bench/unicode16.py`` have the figures.
 """
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_left
 from collections.abc import Callable, Mapping
-from itertools import chain, islice
+from itertools import accumulate, chain, compress, islice
 from typing import Final
 
-from .pre_tokenizers import RegexSplit
+from .pre_tokenizers import PATTERNS, RegexSplit
 
-__all__ = ["CACHE_LIMIT", "MAX_CACHED_LEN", "PieceCache", "PieceEncoder"]
+__all__ = ["CACHE_LIMIT", "LONG_BUDGET", "MAX_CACHED_LEN", "PieceCache", "PieceEncoder"]
 
 CACHE_LIMIT: Final = 1 << 17
-# Longer keys are rarely repeated; caching them would only evict useful entries.
+# Longer keys are fewer and rarer: they go to a separate dict with a character budget,
+# so they cannot evict the short entries.
 MAX_CACHED_LEN: Final = 64
+#: Characters of long keys (over ``MAX_CACHED_LEN``) kept per dict; a key over a
+#: sixteenth of it is never kept.
+LONG_BUDGET: Final = 1 << 19
 
 Ids = tuple[int, ...]
 
@@ -60,13 +86,37 @@ def _clean(element: str) -> bool:
 
 
 class _Bounded(dict[str, Ids]):
-    """A dict of at most ``CACHE_LIMIT`` short keys."""
+    """A dict of at most ``CACHE_LIMIT`` short keys, and ``long``: keys over
+    ``MAX_CACHED_LEN`` characters, at most ``LONG_BUDGET`` characters of them."""
 
-    __slots__ = ()
+    __slots__ = ("long", "long_chars")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.long: dict[str, Ids] = {}
+        self.long_chars = 0
+
+    def keep_long(self, key: str, ids: Ids) -> None:
+        """Keep a long key's ids, clearing ``long`` first when the budget would overflow."""
+        n = len(key)
+        if n > LONG_BUDGET >> 4:
+            return  # one key would take over a sixteenth of the budget
+        total = self.long_chars + n
+        if total > LONG_BUDGET:
+            self.long.clear()
+            total = n
+        self.long[key] = ids
+        # Racing threads may each add a key after another's clear: the budget is kept
+        # up to one key per concurrently encoding thread.
+        self.long_chars = total
 
     def store(self, fresh: Mapping[str, Ids]) -> bool:
-        """Insert the short keys of ``fresh``; True when older entries were evicted."""
+        """Insert ``fresh`` (long keys into ``long``); True when short entries were evicted."""
         keep = {k: v for k, v in fresh.items() if len(k) <= MAX_CACHED_LEN}
+        if len(keep) < len(fresh):
+            for k, v in fresh.items():
+                if len(k) > MAX_CACHED_LEN:
+                    self.keep_long(k, v)
         evict = len(self) + len(keep) > CACHE_LIMIT
         if evict:
             self.clear()
@@ -75,7 +125,7 @@ class _Bounded(dict[str, Ids]):
 
 
 class PieceCache(_Bounded):
-    """pre-token -> ids; a miss is computed (and kept when short).
+    """pre-token -> ids; a miss is computed and kept (long ones in ``long``).
 
     ``list(chain.from_iterable(map(cache.__getitem__, pieces)))`` encodes a list of
     pieces with no Python frame per hit.
@@ -88,12 +138,17 @@ class PieceCache(_Bounded):
         self.compute = compute
 
     def __missing__(self, key: str) -> Ids:
-        ids = self.compute(key)
         if len(key) <= MAX_CACHED_LEN:
+            ids = self.compute(key)
             if len(self) >= CACHE_LIMIT:
                 self.clear()
             self[key] = ids
-        return ids
+            return ids
+        found = self.long.get(key)
+        if found is None:
+            found = self.compute(key)
+            self.keep_long(key, found)
+        return found
 
 
 class _PartCache(_Bounded):
@@ -107,9 +162,21 @@ class _PartCache(_Bounded):
 
     def __missing__(self, key: str) -> Ids:
         if len(key) > MAX_CACHED_LEN and _clean(key):
-            return self.compute(" " + key)
+            found = self.long.get(key)
+            if found is None:
+                found = self.compute(" " + key)
+                self.keep_long(key, found)
+            return found
         raise KeyError(key)
 
+
+#: Patterns in which a place after a newline, before a character that is neither
+#: whitespace nor ``/``, is a piece boundary whatever the letter classes (the proof is
+#: at ``tokenizer._LINE_CUT_PATTERNS``; it rests only on ``\s``, ``\r``, ``\n`` and
+#: ``/``, which the Unicode 16.0 stand-ins keep), so the stand-in split can stop there.
+_LINE_CUT_PATTERNS: Final = frozenset(PATTERNS[name] for name in ("cl100k_base", "o200k_base", "llama3"))
+# stdlib \s is a superset of White_Space: only ever fewer cuts than the proof allows.
+_LINE_CUT: Final = re.compile(r"\n(?=[^\s/])")
 
 #: Below this many characters ``PieceEncoder`` pre-tokenizes with one ``findall``
 #: (measured: 60-character parts encode ~2x faster that way than split and repair).
@@ -125,7 +192,7 @@ class PieceEncoder:
     ``UnicodeEncodeError`` on lone surrogates; the caller replaces them and retries.
     """
 
-    __slots__ = ("_parts", "_pieces", "_whole", "chunk_ids", "encode_piece", "pre", "ranks")
+    __slots__ = ("_line_cut", "_parts", "_pieces", "_whole", "chunk_ids", "encode_piece", "pre", "ranks")
 
     def __init__(
         self,
@@ -137,11 +204,12 @@ class PieceEncoder:
         self.ranks: Mapping[bytes, int] | None = None  # whole(), on the first cold call
         self._whole = whole
         self.encode_piece = encode_piece
+        self._line_cut = _LINE_CUT if pre.pattern in _LINE_CUT_PATTERNS else None
         needs_unicode16 = pre.needs_unicode16
 
         def checked(piece: str) -> Ids:
             # Every character lands in some piece, and pieces holding one of these
-            # characters are never stored, so checking misses catches every such text.
+            # characters are never stored, so checking misses catches every such part.
             if needs_unicode16(piece):
                 raise _Unicode16
             return encode_piece(piece.encode("utf-8"))
@@ -151,17 +219,18 @@ class PieceEncoder:
         findall = pre.findall
 
         def chunk_ids(chunk: str) -> Ids:
-            return tuple(chain.from_iterable(map(pieces_get, findall(chunk))))
+            pieces = findall(chunk)
+            try:
+                return tuple(chain.from_iterable(map(pieces_get, pieces)))
+            except _Unicode16:
+                return self._unicode16_ids(chunk, pieces)
 
         self.chunk_ids = chunk_ids
         self._parts = _PartCache(chunk_ids)
 
     def encode(self, text: str) -> list[int]:
         """The ids of ``text`` (no special-token handling)."""
-        try:
-            return self._encode(text)
-        except _Unicode16:
-            return self._encode_unicode16(text)
+        return self._encode(text)
 
     def _encode(self, text: str) -> list[int]:
         if not self.pre.space_safe or len(text) < _SHORT:
@@ -241,14 +310,22 @@ class PieceEncoder:
         unseen = [p for p in set(islice(parts, 1, None)).difference(self._parts) if len(p) <= MAX_CACHED_LEN]
         ascii_parts = [p for p in unseen if p.isascii()]
         other = [p for p in unseen if not p.isascii()]
+        fresh: dict[str, Ids] = {}
+        needs_unicode16 = self.pre.needs_unicode16
+        # One guard scan over all of them; in the rare hit, only the parts holding such
+        # a character take the stand-in split (their ids are cached like any part's).
+        if other and needs_unicode16("".join(other)):
+            fresh = {p: self._split16_ids(" " + p) for p in other if needs_unicode16(p)}
+            other = [p for p in other if p not in fresh]
         split = [
             *map(self.pre.findall_ascii, map(" ".__add__, ascii_parts)),
             *map(self.pre.findall, map(" ".__add__, other)),
         ]
+        # No piece here holds such a character: the piece dict's invariant holds.
         self._fill_pieces(set(chain.from_iterable(split)))
         get = self._pieces.__getitem__
         # Most parts are one piece, whose ids tuple is reused as it is.
-        fresh = dict(
+        fresh.update(
             zip(
                 ascii_parts + other,
                 [
@@ -272,20 +349,82 @@ class PieceEncoder:
         lookup, cached, compute = fresh.get, self._parts.get, self.chunk_ids
         return list(chain.from_iterable([lookup(p) or cached(p) or compute(" " + p) for p in rest]))
 
-    def _encode_unicode16(self, text: str) -> list[int]:
-        """Rare path for text that tiktoken's Unicode 16.0 splits differently: no caches
-        but the piece dict (BPE of bytes does not depend on Unicode versions)."""
-        get, encode_piece = self._pieces.get, self.encode_piece
-        return list(
-            chain.from_iterable([get(p) or encode_piece(p.encode("utf-8")) for p in self.pre.findall_unicode16(text)])
+    def _unicode16_ids(self, chunk: str, pieces: list[str] | None = None) -> Ids:
+        """The ids of a chunk that tiktoken's Unicode 16.0 splits differently (module
+        notes). ``pieces``: its ``findall`` pieces; in a long chunk of a line-cut
+        pattern only the lines around such characters are split again."""
+        if pieces is None or len(chunk) <= _SHORT or self._line_cut is None:
+            return self._split16_ids(chunk)
+        offsets = [0, *accumulate(map(len, pieces))]
+        if offsets[-1] != len(chunk):  # defensive: the named patterns match every character
+            return self._split16_ids(chunk)
+        # Every such character is in a piece missing from the piece dict (``checked``):
+        # find those few, instead of a guard scan of the whole chunk (~20 MB/s).
+        needs_unicode16, unicode16_positions = self.pre.needs_unicode16, self.pre.unicode16_positions
+        bad = {p for p in set(pieces).difference(self._pieces) if needs_unicode16(p)}
+        positions: list[int] = []
+        for i in compress(range(len(pieces)), map(bad.__contains__, pieces)):
+            positions += [offsets[i] + at for at in unicode16_positions(pieces[i])]
+        get = self._pieces.__getitem__
+        out: list[int] = []
+        done = 0  # pieces before this index are encoded
+        for start, end, at in self._unicode16_lines(chunk, positions):
+            first, last = bisect_left(offsets, start), bisect_left(offsets, end)
+            if offsets[first] != start or offsets[last] != end:  # defensive: both versions cut there
+                return self._split16_ids(chunk)
+            out += chain.from_iterable(map(get, islice(pieces, done, first)))
+            out += self._split16_ids(chunk[start:end], [p - start for p in at])
+            done = last
+        out += chain.from_iterable(map(get, islice(pieces, done, None)))
+        return tuple(out)
+
+    def _unicode16_lines(self, chunk: str, positions: list[int]) -> list[tuple[int, int, list[int]]]:
+        """Disjoint spans of ``chunk`` between line cuts (``_LINE_CUT``), in order, each
+        with the ``positions`` it holds (the ascending offsets of the characters the
+        stand-in split is for; every one is in a span)."""
+        line_cut = self._line_cut
+        assert line_cut is not None
+        spans: list[tuple[int, int, list[int]]] = []
+        for at in positions:
+            if spans and at < spans[-1][1]:
+                spans[-1][2].append(at)
+                continue
+            start, before = 0, at
+            while (nl := chunk.rfind("\n", 0, before)) >= 0:
+                if line_cut.match(chunk, nl):
+                    start = nl + 1
+                    break
+                before = nl
+            after = line_cut.search(chunk, at)
+            end = after.end() if after is not None else len(chunk)
+            if spans and start <= spans[-1][1]:
+                start, _, held = spans.pop()
+                spans.append((start, end, [*held, at]))
+            else:
+                spans.append((start, end, [at]))
+        return spans
+
+    def _split16_ids(self, chunk: str, positions: list[int] | None = None) -> Ids:
+        """The ids of ``chunk`` split by Unicode 16.0 classes (``positions``: its
+        ``unicode16_positions`` when known), each piece through the piece dict but
+        those holding such a character (never stored, see ``checked``)."""
+        get, pieces_get, encode_piece = self._pieces.get, self._pieces.__getitem__, self.encode_piece
+        needs_unicode16 = self.pre.needs_unicode16
+        split = (
+            self.pre.findall_unicode16(chunk) if positions is None else self.pre.findall_unicode16_at(chunk, positions)
+        )
+        return tuple(
+            chain.from_iterable(
+                [get(p) or (encode_piece(p.encode("utf-8")) if needs_unicode16(p) else pieces_get(p)) for p in split]
+            )
         )
 
     def _fill_pieces(self, pieces: set[str]) -> None:
+        """Compute and store the unseen ``pieces`` (none holds a Unicode 16.0 stand-in
+        character: the caller split those parts apart)."""
         unseen = list(pieces.difference(self._pieces))
         if not unseen:
             return
-        if any(map(self.pre.needs_unicode16, unseen)):
-            raise _Unicode16
         # Most pieces are tokens themselves: a C-level lookup each, BPE for the rest.
         raw = list(map(str.encode, unseen))
         ranks = self.ranks

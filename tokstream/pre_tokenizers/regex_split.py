@@ -33,7 +33,9 @@ from __future__ import annotations
 
 import re
 import sys
+from bisect import bisect_right
 from collections.abc import Callable
+from itertools import accumulate
 
 import regex
 
@@ -106,6 +108,38 @@ class RegexSplit(PreTokenizer):
         if guard is False:
             guard = self._guard = pattern_fixes(self.pattern).guard
         return guard is not None and guard.search(text) is not None  # type: ignore[union-attr]
+
+    def unicode16_positions(self, text: str) -> list[int]:
+        """The offsets of the characters of ``text`` that ``needs_unicode16`` flags, in
+        order (empty when it is False). Cost: one guard scan (~20 MB/s on CJK text)."""
+        if not self._unicode16 or text.isascii():
+            return []
+        guard = self._guard
+        if guard is False:
+            guard = self._guard = pattern_fixes(self.pattern).guard
+        if guard is None:
+            return []
+        return [m.start() for m in guard.finditer(text)]  # type: ignore[union-attr]
+
+    def findall_unicode16_at(self, text: str, positions: list[int]) -> list[str]:
+        """``findall_unicode16(text)`` given ``unicode16_positions(text)``: the stand-ins
+        go in by slicing (no second guard scan, no ``str.translate`` of all the text)."""
+        table = pattern_fixes(self.pattern).table
+        cuts: list[str] = []
+        prev = 0
+        for at in positions:
+            cuts += (text[prev:at], table[ord(text[at])])
+            prev = at + 1
+        cuts.append(text[prev:])
+        found = self.findall("".join(cuts))
+        ends = list(accumulate(map(len, found)))
+        if not ends or ends[-1] != len(text):  # text between matches: slice every match
+            return [text[m.start() : m.end()] for m in self._regex.finditer("".join(cuts))]
+        # The pieces tile the text: only those holding a stand-in are sliced again.
+        for at in positions:
+            k = bisect_right(ends, at)
+            found[k] = text[ends[k - 1] if k else 0 : ends[k]]
+        return found
 
     def findall_unicode16(self, text: str) -> list[str]:
         """``findall`` with Unicode 16.0 character classes, as tiktoken matches."""
