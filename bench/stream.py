@@ -12,14 +12,22 @@ the ratios are the result.
   the same ids (target: ours at least as fast, speed ratio >= 1.0x); and our decoder with
   two stop strings that never match, against none (target: time ratio <= 2x).
 - **encode**: ``StreamEncoder`` fed 16-character chunks against one ``tok.encode`` of the
-  whole slice (target: stream time <= 1.5x one-shot), both warm; and, on a smaller slice
+  whole slice (target: stream time <= 1.5x one-shot), both warm (64- and 256-character
+  chunks are printed too, with no target); and, on a smaller slice
   (20 KB by default: it is quadratic), naive re-encoding with ``tiktoken`` cl100k_base,
   which re-encodes the whole buffer after every chunk, against our ``StreamEncoder`` on
   cl100k_base with the same chunks. That comparison prints measured times and sizes
   only; nothing is extrapolated.
 
+- **eager**: after each push of 64 characters of the corpus (100 KB, ending on a push of
+  32), the most ids pending: ids of the reference encoding of the text (tiktoken's for
+  o200k_base and cl100k_base, ``tokenizers``' for Llama 3) whose token's bytes lie
+  wholly in the text pushed, not returned yet (target: at most 4; the figure after the
+  short last push is printed too).
+
 Needs ``../shared/fixtures`` (``hf/llama3_tokenizer.json``,
-``corpora/shakespeare_gutenberg_modern.txt``, ``tiktoken/cl100k_base.tiktoken``),
+``corpora/shakespeare_gutenberg_modern.txt``, ``tiktoken/cl100k_base.tiktoken``,
+``tiktoken/o200k_base.tiktoken``),
 ``tokenizers`` and ``tiktoken``; a missing fixture skips its section with a message.
 """
 
@@ -100,8 +108,8 @@ def bench_decode(tok: Tokenizer, text: str, reps: int) -> None:
     )
 
 
-def stream_encode(tok: Tokenizer, chunks: list[str], batch: int = 64) -> list[int]:
-    enc = StreamEncoder(tok, disallowed_special=(), batch=batch)
+def stream_encode(tok: Tokenizer, chunks: list[str]) -> list[int]:
+    enc = StreamEncoder(tok, disallowed_special=())
     out: list[int] = []
     push = enc.push
     for chunk in chunks:
@@ -111,24 +119,83 @@ def stream_encode(tok: Tokenizer, chunks: list[str], batch: int = 64) -> list[in
 
 
 def bench_encode(tok: Tokenizer, text: str, chunk: int, reps: int) -> None:
-    chunks = chunked(text, chunk)
     mb = len(text.encode("utf-8")) / 1e6
     want = tok.encode(text, disallowed_special=())
-    if stream_encode(tok, chunks) != want:
-        raise SystemExit("llama3: StreamEncoder's ids differ from tok.encode on the slice")
     t_one = best_of(lambda: tok.encode(text, disallowed_special=()), reps, warmup=1)  # warm: cache filled
-    # The default batch (64) is what the target is about; larger batches show what
-    # trading latency for throughput buys.
-    for batch in (64, 256, 1024):
-        if stream_encode(tok, chunks, batch) != want:
-            raise SystemExit(f"llama3: StreamEncoder(batch={batch}) differs from tok.encode on the slice")
-        t_stream = best_of(lambda b=batch: stream_encode(tok, chunks, b), reps, warmup=1)
+    # The target is about ``chunk`` (16 by default); larger chunks show the fixed cost
+    # per push (every push returns its final ids: there is no batch to raise).
+    for size in dict.fromkeys((chunk, 64, 256)):
+        chunks = chunked(text, size)
+        if stream_encode(tok, chunks) != want:
+            raise SystemExit(f"llama3: StreamEncoder's ids differ from tok.encode on the slice ({size}-char chunks)")
+        t_stream = best_of(lambda c=chunks: stream_encode(tok, c), reps, warmup=1)
         target = (
-            f"(<1: stream faster; target <= 1.5)  {verdict(t_stream / t_one <= 1.5)}" if batch == 64 else "(no target)"
+            f"(<1: stream faster; target <= 1.5)  {verdict(t_stream / t_one <= 1.5)}"
+            if size == chunk
+            else "(no target)"
         )
         print(
-            f"encode  llama3  {mb:4.2f} MB  {len(chunks)} chunks of {chunk} chars  StreamEncoder(batch={batch}) "
+            f"encode  llama3  {mb:4.2f} MB  {len(chunks)} chunks of {size} chars  StreamEncoder "
             f"{mb / t_stream:5.1f} MB/s  one-shot encode {mb / t_one:5.1f} MB/s  time ratio {t_stream / t_one:4.2f}x {target}",
+            flush=True,
+        )
+
+
+def pending_figures(tok: Tokenizer, text: str, want: list[int], chunk: int = 64) -> tuple[int, int]:
+    """``(worst, last)``: the most ids pending after a push of ``chunk`` characters, and
+    after the (short) last push, before ``finish``.
+
+    ``want`` are the reference ids of the whole text (tiktoken's or ``tokenizers'``).
+    An id is *pending* after a push when its token's bytes lie wholly within the text
+    pushed so far but the stream has not returned it yet; the ids returned must be a
+    prefix of ``want``.
+    """
+    ends: list[int] = []  # UTF-8 end of each token of the whole text
+    end = 0
+    for i in want:
+        end += len(tok.decode_bytes([i]))
+        ends.append(end)
+    enc = StreamEncoder(tok, disallowed_special=())
+    out: list[int] = []
+    pushed = worst = last = 0
+    covered = 0  # tokens wholly within the pushed text
+    for piece in chunked(text, chunk):
+        out += enc.push(piece)
+        pushed += len(piece.encode("utf-8"))
+        while covered < len(ends) and ends[covered] <= pushed:
+            covered += 1
+        if out != want[: len(out)]:
+            raise SystemExit(f"{tok.name}: StreamEncoder returned ids that differ from the reference")
+        last = covered - len(out)
+        worst = max(worst, last)
+    if out + enc.finish() != want:
+        raise SystemExit(f"{tok.name}: StreamEncoder's ids differ from the reference")
+    return worst, last
+
+
+def bench_eager(text: str, chunk: int = 64, target: int = 4) -> None:
+    """After each ``chunk``-character push of English prose, at most ``target`` ids of
+    the reference encoding of the whole text are pending (``pending_figures``),
+    on o200k_base, cl100k_base (tiktoken) and Llama 3 (``tokenizers``)."""
+    from encode import reference_tiktoken
+
+    # End on a short push: half a chunk.
+    text = text[: max(0, (len(text) - chunk) // chunk * chunk) + chunk // 2]
+    cases: list[tuple[str, Tokenizer, list[int]]] = []
+    for name in ("o200k_base", "cl100k_base"):
+        if (FIXTURES / "tiktoken" / f"{name}.tiktoken").is_file():
+            cases.append((name, tokstream.load(name), reference_tiktoken(name).encode(text, disallowed_special=())))
+        else:
+            print(f"skipping eager {name}: its rank file is not in {FIXTURES}")
+    from tokenizers import Tokenizer as HFTokenizer
+
+    hf = HFTokenizer.from_file(str(LLAMA3))
+    cases.append(("llama3", Tokenizer.from_file(LLAMA3), hf.encode(text, add_special_tokens=False).ids))
+    for name, tok, want in cases:
+        worst, last = pending_figures(tok, text, want, chunk)
+        print(
+            f"eager   {name:11s} {len(text)} chars  pushes of {chunk} chars  most ids pending after a push {worst} "
+            f"(after the short last push {last})  target <= {target}  {verdict(worst <= target)}",
             flush=True,
         )
 
@@ -166,9 +233,9 @@ def bench_naive(text: str, chunk: int, reps: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        description="Streaming decode/encode against DecodeStream, encode and naive re-encoding."
+        description="Streaming decode/encode against DecodeStream, encode and naive re-encoding; pending ids."
     )
-    parser.add_argument("section", nargs="?", choices=("all", "decode", "encode"), default="all")
+    parser.add_argument("section", nargs="?", choices=("all", "decode", "encode", "eager"), default="all")
     parser.add_argument(
         "--chars", type=int, default=200_000, help="corpus slice for decode and encode (default 200000)"
     )
@@ -177,6 +244,9 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         default=20_000,
         help="smaller slice for the quadratic naive re-encode (default 20000)",
+    )
+    parser.add_argument(
+        "--eager-chars", type=int, default=100_000, help="slice for the pending-ids check (default 100000)"
     )
     parser.add_argument("--chunk", type=int, default=16, help="characters per StreamEncoder chunk (default 16)")
     parser.add_argument(
@@ -198,6 +268,8 @@ def main(argv: list[str] | None = None) -> int:
             bench_naive(corpus[: args.naive_chars], args.chunk, args.repeat)
         else:
             print(f"skipping the naive re-encode: {CL100K} not found")
+    if args.section in ("all", "eager"):
+        bench_eager(CORPUS.read_text("utf-8")[: args.eager_chars])
     return 0
 
 

@@ -14,15 +14,18 @@ import os
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import chain, islice
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 import numpy as np
 
+from ._fastpath import MAX_CACHED_LEN
 from .added_vocabulary import Matcher
 from .byte_level import bytes_to_proxy
 from .decoders import Decoder, byte_local
 from .errors import InvalidTokenIdError
 from .pipeline import Pipeline
+from .pre_tokenizers.patterns import PATTERNS
 from .specials import SpecialPolicy, SpecialSet, resolve_policy
 from .stability import Stability
 from .surrogates import index_map, replace_surrogates
@@ -124,6 +127,8 @@ class Tokenizer:
         # Byte-local decoders (a rank file's, a lone ByteLevel): decode is the table.
         self._byte_decode = byte_local(pipeline.decoder)
         self._stability = Stability(pipeline)
+        # StableEncoder's cache of a stream's first and last parts, shared by streams.
+        self._stream_edges: dict[str, tuple[int, ...]] = {}
         self._policies: dict[tuple[SpecialSet, SpecialSet], tuple[SpecialPolicy, Matcher | None]] = {}
         # The last hashable (so immutable) arguments and their policy.
         self._last_policy: tuple[object, object, tuple[SpecialPolicy, Matcher | None] | None] = (_NO_ARG, _NO_ARG, None)
@@ -635,12 +640,111 @@ class StableEncoder:
     [9906, 1917, 11, 1268, 527, 499]
     """
 
-    __slots__ = ("_matcher", "_tok", "policy")
+    __slots__ = ("_compute_part", "_edges", "_matcher", "_store_part", "_tok", "line_cuts", "part_ids", "policy")
 
     def __init__(self, tok: Tokenizer, policy: SpecialPolicy, matcher: Matcher | None) -> None:
         self._tok = tok
         self.policy = policy
         self._matcher = matcher
+        # The safe-space path (``encode_segment``): a rank-file-like pipeline (no
+        # normalizer, no prefix space, a pattern proven space safe) and no added token
+        # to match. It shares the pipeline's part cache, so one-shot encodes and
+        # streams warm each other.
+        fast = tok.pipeline._fast
+        #: With ``safe_spaces``: a part (the text after a safe space, up to the next)
+        #: -> the ids of ``" " + part``, raising ``KeyError`` for a part not cached
+        #: (short and unseen, or unclean: empty or ending in whitespace).
+        self.part_ids: Callable[[str], tuple[int, ...]] | None = None
+        #: Whether a place after a newline, before a character that is neither
+        #: whitespace nor ``/``, is a cut too (``safe_spaces`` and a pattern in
+        #: ``_LINE_CUT_PATTERNS``).
+        self.line_cuts = False
+        self._edges = tok._stream_edges
+        if matcher is None and fast is not None and tok.pipeline._direct is not None and fast.pre.space_safe:
+            parts = fast._parts
+            self.part_ids = parts.__getitem__
+            self._store_part: Callable[[Mapping[str, tuple[int, ...]]], bool] = parts.store
+            self._compute_part: Callable[[str], tuple[int, ...]] = fast.chunk_ids
+            self.line_cuts = fast.pre.pattern in _LINE_CUT_PATTERNS
+
+    @property
+    def safe_spaces(self) -> bool:
+        """Whether every space that follows a non-space character is a cut (the
+        pre-tokenizer's proven space cut, ``pre_tokenizers.patterns``) and
+        ``encode_segment`` applies: a named regex pattern, no normalizer, no prefix
+        space, no added token matched under this policy."""
+        return self.part_ids is not None
+
+    def encode_segment(self, text: str) -> list[int]:
+        """``encode_rest(text, continued=True)`` for ``text`` between two cuts of a
+        stream (only when ``safe_spaces``), with no regex for text seen before.
+
+        The spaces in ``text`` that follow a non-space character are cuts (the
+        pre-tokenizer's space cut), so ``text`` is its first part (before its first
+        space), then ``" " + part`` for each later one, each encoded alone: the parts
+        in between are lookups in the pipeline's part cache (``_fastpath``), the first
+        and the last (which ends at the stream's cut, maybe in a newline) lookups in
+        a small cache of this encoder's.
+
+        Cost: a ``split(" ")`` and one C-level ``map`` over the cache when every part
+        was seen (~1 us for a few words); an unseen ASCII part is encoded alone and
+        cached (the same entry ``_fastpath`` would store); other misses encode the
+        whole text the exact way.
+        """
+        get = self.part_ids
+        assert get is not None, "encode_segment needs safe_spaces"
+        parts = text.split(" ")
+        first = parts[0]
+        n = len(parts)
+        if n == 1:
+            return list(self._edge(first))
+        last = parts[-1]
+        if first and first[-1].isspace():  # the space after it is not safe
+            return self._tok._encode_part(text, None, True)
+        try:
+            out = list(self._edge(first)) if first else []
+            if last and not last[-1].isspace():  # a clean part, in the part cache
+                out += chain.from_iterable(map(get, islice(parts, 1, None)))
+            else:
+                out += chain.from_iterable(map(get, islice(parts, 1, n - 1)))
+                out += self._edge(" " + last)
+            return out
+        except KeyError:
+            pass
+        except Exception:  # a long part computed in the cache: surrogates, Unicode 16.0
+            return self._tok._encode_part(text, None, True)
+        # A part that is unclean (empty, or ending in whitespace: the space after it is
+        # not safe) or not ASCII (surrogates, Unicode 16.0 stand-ins): the exact path.
+        middle = parts[1:-1] if not last or last[-1].isspace() else parts[1:]
+        if not all(p and p.isascii() and not p[-1].isspace() for p in middle):
+            return self._tok._encode_part(text, None, True)
+        out = list(self._edge(first)) if first else []
+        fresh: dict[str, tuple[int, ...]] = {}
+        for p in middle:
+            try:
+                ids = get(p)
+            except KeyError:
+                ids = fresh[p] = self._compute_part(" " + p)
+            out += ids
+        if len(middle) < n - 1:
+            out += self._edge(" " + last)
+        self._store_part({p: ids for p, ids in fresh.items() if len(p) <= MAX_CACHED_LEN})
+        return out
+
+    def _edge(self, text: str) -> tuple[int, ...]:
+        """The ids of ``text``, a part that starts and ends at cuts, cached when ASCII
+        and short (line starts and ends repeat: speaker names, ``"\\n\\n"``)."""
+        edges = self._edges
+        ids = edges.get(text)
+        if ids is None:
+            if not text.isascii():  # surrogates, Unicode 16.0 stand-ins: never stored
+                return tuple(self._tok._encode_part(text, None, True))
+            ids = self._compute_part(text)
+            if len(text) <= MAX_CACHED_LEN:
+                if len(edges) >= _EDGE_LIMIT:
+                    edges.clear()
+                edges[text] = ids
+        return ids
 
     def encode(self, text: str, *, continued: bool = False, tail: bool = True) -> StableEncoding:
         """``Tokenizer.encode_stable(text, continued=..., tail=...)`` (no policy check)."""
@@ -651,6 +755,18 @@ class StableEncoder:
         ``continued`` (no cut, no policy check)."""
         return self._tok._encode_part(text, self._matcher, continued)
 
+
+#: Entries of ``StableEncoder._edges`` (cleared when full).
+_EDGE_LIMIT: Final = 1 << 12
+
+#: Patterns in which a newline ends every piece that holds it unless a newline or ``/``
+#: follows (``\s*[\r\n]+`` before ``\s+(?!\S)``, and punctuation takes only trailing
+#: newlines, and in o200k slashes): so a place after a newline, before a character
+#: that is neither whitespace nor ``/``, is a piece boundary whatever follows, and the
+#: text before it splits alone as in the whole text (cl100k's ``\s++$`` takes the same
+#: newline-ended run as ``\s*[\r\n]``). Not GPT-2's: there ``\s+(?!\S)`` splits a
+#: newline run before a word and ``\s++$`` keeps it whole at the end.
+_LINE_CUT_PATTERNS: Final = frozenset(PATTERNS[name] for name in ("cl100k_base", "o200k_base", "llama3"))
 
 #: ``tuple.__new__``: builds a ``StableEncoding`` in C (its ``__new__`` is Python code).
 _new_stable: Final = tuple.__new__
