@@ -27,40 +27,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define EMPTY_KEY UINT64_MAX
-#define NO_MERGE UINT64_MAX
-#define SCAN_MAX 48
-#define GIL_MIN 256
-
-typedef struct {
-    uint64_t key;   /* left << 32 | right; EMPTY_KEY when free */
-    uint64_t value; /* rank << 32 | merged id */
-} Slot;
-
-typedef struct {
-    PyObject_HEAD
-    Slot *slots;
-    uint64_t mask;     /* slot count - 1 (a power of two) */
-    int shift;         /* 64 - log2(slot count) */
-    Py_ssize_t count;  /* pairs stored */
-    int64_t byte_ids[256]; /* initial symbol of each byte, -1 when none */
-} PairTable;
-
-static inline uint64_t slot_of(const PairTable *t, uint64_t key) {
-    /* Fibonacci hashing: the high bits of key * 2^64/phi. */
-    return (key * 0x9E3779B97F4A7C15ULL) >> t->shift;
-}
-
-static inline uint64_t lookup(const PairTable *t, uint32_t left, uint32_t right) {
-    uint64_t key = ((uint64_t)left << 32) | right;
-    uint64_t i = slot_of(t, key);
-    for (;;) {
-        const Slot *s = &t->slots[i];
-        if (s->key == key) return s->value;
-        if (s->key == EMPTY_KEY) return NO_MERGE;
-        i = (i + 1) & t->mask;
-    }
-}
+#include "_native.h"
 
 /* Insert or overwrite (a pair listed twice keeps its last rank, as tokenizers'
  * HashMap collected in order). The caller keeps the load factor <= 1/2. */
@@ -186,35 +153,41 @@ static Py_ssize_t merge_heap(const PairTable *t, uint32_t *sym, Py_ssize_t n, in
     return out;
 }
 
-/* Merge sym[0..n) in place; returns the new length, or -1 (MemoryError set, GIL
- * held) when scratch space cannot be allocated. */
-static Py_ssize_t merge_symbols(const PairTable *t, uint32_t *sym, Py_ssize_t n) {
+/* Merge sym[0..n) in place (declared in _native.h). The GIL, when the caller holds
+ * it, is released around merges of at least GIL_MIN symbols. */
+static Py_ssize_t merge_long(const PairTable *t, uint32_t *sym, Py_ssize_t n) {
+    if (n > INT32_MAX / 4) return -1;
+    /* Each merge pushes at most two entries and there are at most n - 1 merges. */
+    size_t heap_cap = (size_t)3 * (size_t)n;
+    int32_t *links = PyMem_RawMalloc((size_t)n * 2 * sizeof(int32_t));
+    Entry *heap = PyMem_RawMalloc(heap_cap * sizeof(Entry));
+    Py_ssize_t out = -1;
+    if (links && heap) out = merge_heap(t, sym, n, links, links + n, heap);
+    PyMem_RawFree(links);
+    PyMem_RawFree(heap);
+    return out;
+}
+
+Py_ssize_t ts_merge_symbols(const PairTable *t, uint32_t *sym, Py_ssize_t n) {
     if (n < 2) return n;
     if (n <= SCAN_MAX) {
         uint64_t cand[SCAN_MAX];
         return merge_scan(t, sym, n, cand);
     }
-    if (n > INT32_MAX / 4) { PyErr_SetString(PyExc_OverflowError, "piece too long for the native merge"); return -1; }
-    /* Each merge pushes at most two entries and there are at most n - 1 merges. */
-    size_t heap_cap = (size_t)3 * (size_t)n;
-    int32_t *links = PyMem_RawMalloc((size_t)n * 2 * sizeof(int32_t));
-    Entry *heap = PyMem_RawMalloc(heap_cap * sizeof(Entry));
-    if (!links || !heap) {
-        PyMem_RawFree(links);
-        PyMem_RawFree(heap);
-        PyErr_NoMemory();
-        return -1;
-    }
+    return merge_long(t, sym, n);
+}
+
+/* ts_merge_symbols with the GIL held: released for long pieces; MemoryError set on -1. */
+static Py_ssize_t merge_symbols(const PairTable *t, uint32_t *sym, Py_ssize_t n) {
     Py_ssize_t out;
     if (n >= GIL_MIN) {
         Py_BEGIN_ALLOW_THREADS
-        out = merge_heap(t, sym, n, links, links + n, heap);
+        out = ts_merge_symbols(t, sym, n);
         Py_END_ALLOW_THREADS
     } else {
-        out = merge_heap(t, sym, n, links, links + n, heap);
+        out = ts_merge_symbols(t, sym, n);
     }
-    PyMem_RawFree(links);
-    PyMem_RawFree(heap);
+    if (out < 0) PyErr_NoMemory();
     return out;
 }
 
@@ -309,10 +282,9 @@ static PyObject *PairTable_len(PairTable *self, PyObject *Py_UNUSED(ignored)) {
 
 /* ------------------------------------------------------------- construction */
 
-static PyTypeObject PairTableType;
 
 static PairTable *new_table(void) {
-    PairTable *t = PyObject_New(PairTable, &PairTableType);
+    PairTable *t = PyObject_New(PairTable, &ts_PairTableType);
     if (!t) return NULL;
     t->slots = NULL;
     t->count = 0;
@@ -495,7 +467,7 @@ static PyMethodDef PairTable_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PyTypeObject PairTableType = {
+PyTypeObject ts_PairTableType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "tokstream._native.PairTable",
     .tp_basicsize = sizeof(PairTable),
@@ -507,16 +479,22 @@ static PyTypeObject PairTableType = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "tokstream._native", "tokstream's compiled BPE merge loop (optional).", -1, NULL,
+    PyModuleDef_HEAD_INIT, "tokstream._native", "tokstream's compiled core (optional): the BPE merge loop and the text encoder.", -1, NULL,
 };
 
 PyMODINIT_FUNC PyInit__native(void) {
-    if (PyType_Ready(&PairTableType) < 0) return NULL;
+    if (PyType_Ready(&ts_PairTableType) < 0 || PyType_Ready(&ts_TextEncoderType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
-    Py_INCREF(&PairTableType);
-    if (PyModule_AddObject(m, "PairTable", (PyObject *)&PairTableType) < 0) {
-        Py_DECREF(&PairTableType);
+    Py_INCREF(&ts_PairTableType);
+    if (PyModule_AddObject(m, "PairTable", (PyObject *)&ts_PairTableType) < 0) {
+        Py_DECREF(&ts_PairTableType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&ts_TextEncoderType);
+    if (PyModule_AddObject(m, "TextEncoder", (PyObject *)&ts_TextEncoderType) < 0) {
+        Py_DECREF(&ts_TextEncoderType);
         Py_DECREF(m);
         return NULL;
     }

@@ -94,7 +94,7 @@ class Pipeline:
             split, self._prefix_space, spelling = shape
             found = model.byte_encoder(spelling)
             if found is not None:
-                self._fast = PieceEncoder(split, *found)
+                self._fast = PieceEncoder(split, *found, lambda: model.native_text(spelling))
                 self.regex_split = split
         #: The character whose runs cut text into words for the model (no
         #: pre-tokenizer: SentencePiece-style BPE), or None.

@@ -5,6 +5,8 @@ A model also declares, as data, what the layers around it may rely on:
 - ``byte_encoder(spelling)``: whether it can encode a piece given as raw UTF-8 bytes
   (the rank-file fast path, ``_fastpath.PieceEncoder``, caches whole cut parts of text
   for such models);
+- ``native_text(spelling)``: the compiled core's pair table and whole-token map, for
+  the compiled text encoder (``_native_text``), which replaces that fast path;
 - ``cut_char()``: a character at whose runs a text can be cut without changing the ids
   (SentencePiece-style BPE with no pre-tokenizer is cached word by word);
 - ``piece_spans``: whether ``encode_piece_spans`` says which characters each token
@@ -23,18 +25,23 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from enum import Enum
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from ..byte_level import proxies_to_bytes
 from ..json_fields import Build, JsonObject
 
-__all__ = ["ByteEncoder", "Model", "Spelling"]
+if TYPE_CHECKING:
+    from .._native import PairTable
+
+__all__ = ["ByteEncoder", "Model", "NativeText", "Spelling"]
 
 Ids = tuple[int, ...]
 #: ``(encode_bytes, whole)``: encode a piece's UTF-8 bytes; ``whole()`` gives the map of
 #: a piece's bytes to its id when that piece is one token without merging (may be
 #: empty), called on the first cold encode (it is O(V) to build for a spelled vocabulary).
 ByteEncoder = tuple[Callable[[bytes], Ids], Callable[[], Mapping[bytes, int]]]
+#: ``Model.native_text``: the compiled core's pair table and the whole-token map.
+NativeText = tuple["PairTable", Mapping[bytes, int] | None]
 
 
 class Spelling(Enum):
@@ -103,6 +110,13 @@ class Model(ABC):
     def byte_encoder(self, spelling: Spelling) -> ByteEncoder | None:
         """``(encode_bytes, whole)`` when pieces spelled ``spelling`` can be encoded
         from their raw UTF-8 bytes; None (the default) when they cannot."""
+        return None
+
+    def native_text(self, spelling: Spelling) -> NativeText | None:
+        """``(pair table, whole)`` for the compiled text encoder (``_native_text``) when
+        pieces spelled ``spelling`` encode from their bytes by that table's merge loop
+        (``whole``: token bytes -> id for a piece that is one token without merging,
+        or None to merge every piece); None (the default) where the pure path runs."""
         return None
 
     def byte_level_bytes(self) -> Mapping[int, bytes | None]:

@@ -36,7 +36,7 @@ from .._native_loader import native
 from ..byte_level import bytes_to_proxy, proxy_to_bytes
 from ..errors import TokstreamError
 from ..json_fields import check_dense_ids, sparse_ids_message
-from .base import ByteEncoder, Model, Spelling
+from .base import ByteEncoder, Model, NativeText, Spelling
 
 __all__ = ["RankBPE", "merges_for_ranks"]
 
@@ -167,6 +167,13 @@ class RankBPE(Model):
             return None
         ranks = self._encoder
         return self.encode_bytes, lambda: ranks
+
+    def native_text(self, spelling: Spelling) -> NativeText | None:
+        """The pair table and the ranks: a piece that is a token is that token."""
+        if spelling is not Spelling.TEXT:
+            return None
+        table = self.native_table()
+        return None if table is None else (table, self._encoder)
 
     def token_to_id(self, spelling: str) -> int | None:
         data = proxy_to_bytes(spelling)

@@ -96,6 +96,12 @@ class RegexSplit(PreTokenizer):
             pattern_classes(self.pattern)
         self._guard: regex.Pattern[str] | bool | None = False  # False: not computed yet
 
+    @property
+    def unicode16(self) -> bool:
+        """Whether pieces follow Unicode 16.0 classes (tiktoken's), not the installed
+        ``regex``'s (``unicode16=False``)."""
+        return self._unicode16
+
     def needs_unicode16(self, text: str) -> bool:
         """True when ``text`` holds a character that ``regex`` classes unlike Unicode 16.0.
 

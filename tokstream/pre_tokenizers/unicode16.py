@@ -385,7 +385,7 @@ class _Char(NamedTuple):
 
 
 @functools.lru_cache(maxsize=1)
-def _unicode16_ranges() -> dict[str, list[tuple[int, int]]]:
+def unicode16_ranges() -> dict[str, list[tuple[int, int]]]:
     """Each general category's code point ranges in Unicode 16.0 (``Cn`` included)."""
     from ._unicode16 import CATEGORIES, UNASSIGNED
 
@@ -412,7 +412,7 @@ def _differences() -> dict[tuple[_Char, _Char], str]:
     and 1 MB kept. The 820k code points unassigned in 16.0 take most of it; 17,811
     differ with regex 2026.11.19, nearly all newly assigned, in a few dozen pairs.
     """
-    by_category = _unicode16_ranges()
+    by_category = unicode16_ranges()
     extra = _word_extra16()
     old: dict[str, str] = {}
     for cat, ranges in by_category.items():
@@ -483,7 +483,7 @@ def _stand_in(classes: PatternClasses, want: _Char, literals: regex.Pattern[str]
     code points in order."""
     differing = _differing()
     preferred = [ord(_STAND_IN.get(want.category, _OTHER))]
-    candidates = (cp for a, b in _unicode16_ranges()[want.category] for cp in range(a, b + 1))
+    candidates = (cp for a, b in unicode16_ranges()[want.category] for cp in range(a, b + 1))
     for cp in islice(chain(preferred, candidates), _MAX_TRIES):
         c = chr(cp)
         if c in differing:
