@@ -354,11 +354,21 @@ static Py_ssize_t split_o200k(const Text *t, Py_ssize_t i) {
 }
 
 static inline Py_ssize_t split_next(int kind, const Text *t, Py_ssize_t i) {
+    Py_ssize_t end;
     switch (kind) {
-    case K_GPT2: return split_gpt2(t, i);
-    case K_O200K: return split_o200k(t, i);
-    default: return split_cl100k(t, i, kind == K_LLAMA3);
+    case K_GPT2: end = split_gpt2(t, i); break;
+    case K_O200K: end = split_o200k(t, i); break;
+    default: end = split_cl100k(t, i, kind == K_LLAMA3); break;
     }
+    /* Every branch ends past i (each pattern matches every character); should one not,
+     * a one-character piece keeps the loop linear instead of spinning (the tests
+     * compare every piece with the regex's, so such a bug shows there). */
+    if (end <= i) {
+        int w;
+        decode(t->s, i, &w);
+        end = i + w;
+    }
+    return end;
 }
 
 /* ------------------------------------------------------------------ token table */

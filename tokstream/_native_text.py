@@ -71,6 +71,7 @@ def text_encoder(pattern: str, table: PairTable, whole: Mapping[bytes, int] | No
     if native is None or kind is None:
         return None
     try:
-        return native.TextEncoder(kind, table, None if whole is None else dict(whole), class_table())
+        encoder: TextEncoder = native.TextEncoder(kind, table, None if whole is None else dict(whole), class_table())
     except ValueError:  # a byte with no token: the pure path names it when it occurs
         return None
+    return encoder
