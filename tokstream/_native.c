@@ -478,8 +478,17 @@ PyTypeObject ts_PairTableType = {
     .tp_new = PairTable_new,
 };
 
+static PyMethodDef module_methods[] = {
+    {"chain_keys", (PyCFunction)(void (*)(void))ts_chain_keys, METH_VARARGS | METH_KEYWORDS,
+     "chain_keys(seed, extra, data, block_bytes, count, portable=False): the planner's chained sha256 keys, as hex."},
+    {"sha_extensions", ts_sha_extensions, METH_NOARGS, "sha_extensions(): whether chain_keys uses the CPU's SHA extensions."},
+    {NULL, NULL, 0, NULL},
+};
+
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "tokstream._native", "tokstream's compiled core (optional): the BPE merge loop and the text encoder.", -1, NULL,
+    PyModuleDef_HEAD_INIT, "tokstream._native",
+    "tokstream's compiled core (optional): the BPE merge loop, the text encoder and the block keys.", -1,
+    module_methods,
 };
 
 PyMODINIT_FUNC PyInit__native(void) {

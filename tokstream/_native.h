@@ -1,5 +1,5 @@
-/* What the compiled core's two files share: the pair table (_native.c) and the text
- * encoder (_native_text.c). */
+/* What the compiled core's files share: the pair table and the module (_native.c), the
+ * text encoder (_native_text.c) and the block keys (_native_keys.c). */
 #ifndef TOKSTREAM_NATIVE_H
 #define TOKSTREAM_NATIVE_H
 
@@ -45,6 +45,10 @@ static inline uint64_t lookup(const PairTable *t, uint32_t left, uint32_t right)
 /* Merge sym[0..n) in place; returns the new length, or -1 when scratch space cannot
  * be allocated (no Python error set: callable without the GIL). */
 Py_ssize_t ts_merge_symbols(const PairTable *t, uint32_t *sym, Py_ssize_t n);
+
+/* _native_keys.c: the prefix-cache planner's chained block keys. */
+PyObject *ts_chain_keys(PyObject *module, PyObject *args, PyObject *kw);
+PyObject *ts_sha_extensions(PyObject *module, PyObject *ignored);
 
 extern PyTypeObject ts_PairTableType;
 extern PyTypeObject ts_TextEncoderType;

@@ -21,3 +21,11 @@ class TextEncoder:
     def encode(self, text: str) -> list[int]: ...
     def count(self, text: str) -> int: ...
     def split(self, text: str) -> list[str]: ...
+
+def chain_keys(
+    seed: bytes, extra: bytes, data: bytes, block_bytes: int, count: int, portable: bool = False
+) -> list[str]:
+    """The chained sha256 block keys, as hex (``block_hash``)."""
+
+def sha_extensions() -> bool:
+    """Whether ``chain_keys`` runs on the CPU's SHA extensions."""
