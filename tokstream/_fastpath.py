@@ -258,6 +258,13 @@ class PieceEncoder:
                 return native(text)
         return self._encode(text)
 
+    def native_encoder(self) -> Callable[[str], list[int]] | None:
+        """The compiled text encoder's ``encode`` (built now if it was not), or None
+        where the pure path runs."""
+        if self._native is None and self._native_parts is not None:
+            return self._start_native()
+        return self._native
+
     def _start_native(self) -> Callable[[str], list[int]] | None:
         """Build the compiled text encoder, once (None: the pure path runs)."""
         parts, self._native_parts = self._native_parts, None

@@ -640,7 +640,17 @@ class StableEncoder:
     [9906, 1917, 11, 1268, 527, 499]
     """
 
-    __slots__ = ("_compute_part", "_edges", "_matcher", "_store_part", "_tok", "line_cuts", "part_ids", "policy")
+    __slots__ = (
+        "_compute_part",
+        "_edges",
+        "_matcher",
+        "_store_part",
+        "_tok",
+        "line_cuts",
+        "part_ids",
+        "policy",
+        "segment_ids",
+    )
 
     def __init__(self, tok: Tokenizer, policy: SpecialPolicy, matcher: Matcher | None) -> None:
         self._tok = tok
@@ -666,6 +676,12 @@ class StableEncoder:
             self._store_part: Callable[[Mapping[str, tuple[int, ...]]], bool] = parts.store
             self._compute_part: Callable[[str], tuple[int, ...]] = fast.chunk_ids
             self.line_cuts = fast.pre.pattern in _LINE_CUT_PATTERNS
+        #: With ``safe_spaces`` and the compiled text encoder: ``encode_segment`` in one
+        #: C call (it raises ``UnicodeEncodeError`` on surrogates, which the exact
+        #: path answers); else None.
+        self.segment_ids: Callable[[str], list[int]] | None = None
+        if self.part_ids is not None and fast is not None:
+            self.segment_ids = fast.native_encoder()
 
     @property
     def safe_spaces(self) -> bool:
@@ -693,6 +709,13 @@ class StableEncoder:
         """
         get = self.part_ids
         assert get is not None, "encode_segment needs safe_spaces"
+        if self.segment_ids is not None:
+            # Text between two cuts encodes alone: the compiled encoder's whole-text
+            # ids are exact; a surrogate takes the exact path.
+            try:
+                return self.segment_ids(text)
+            except UnicodeEncodeError:
+                return self._tok._encode_part(text, None, True)
         parts = text.split(" ")
         first = parts[0]
         n = len(parts)

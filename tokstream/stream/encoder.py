@@ -98,6 +98,7 @@ class StreamEncoder:
         "_policy",
         "_scanned",
         "_segment",
+        "_segment_ids",
         "_stable",
         "_word",
     )
@@ -123,6 +124,7 @@ class StreamEncoder:
             raise ValueError(f"batch must be at least 1, got {batch}")
         self._segment = stable.encode_segment if stable.safe_spaces else None
         self._get = stable.part_ids
+        self._segment_ids = stable.segment_ids
         self._lines = stable.line_cuts
         # The pending text is " " + _word when _word is not None (right after a cut
         # at a safe space: the hot path), else the concatenation of _chunks.
@@ -162,6 +164,8 @@ class StreamEncoder:
                 if self._enders is not None:
                     self._keep(" " + head)
                 try:
+                    if self._segment_ids is not None:  # the compiled encoder: one call
+                        return self._segment_ids(" " + head)
                     return list(chain.from_iterable(map(self._get, head.split(" "))))  # type: ignore[arg-type]
                 except Exception:  # a part not seen, unclean, or with surrogates (a long
                     # part is computed in the cache): encode_segment's slow way
