@@ -185,3 +185,21 @@ def test_pure_switch_keeps_the_pure_path() -> None:
     normalizer or another pattern never starts one."""
     tok = fixture_tokenizer("hf/bert_minilm_tokenizer.json")
     assert tok.pipeline._fast is None
+
+
+@pytest.mark.parametrize("tid", ["o200k_base", "hf/llama3_tokenizer.json"])
+def test_encode_batch_on_threads(tid: str) -> None:
+    """Over 256 KiB in all: ``encode_batch`` runs the thread pool, each text's ids are
+    ``encode``'s (and, for the rank file, tiktoken's)."""
+    tok = fixture_tokenizer(tid)
+    assert tok.pipeline.encodes_without_gil()
+    rng = random.Random(5)
+    texts = [
+        "".join(rng.choice(_ALPHABET) for _ in range(rng.choice([10, 5000, 40_000]))).replace("<|", "<")
+        for _ in range(24)
+    ]
+    assert sum(map(len, texts)) > 256 << 10
+    want = [tok.encode(t, disallowed_special=()) for t in texts]
+    assert tok.encode_batch(texts, max_workers=2, disallowed_special=()) == want
+    if tid == "o200k_base":
+        assert want == tiktoken_reference(tid).encode_batch(texts, disallowed_special=())

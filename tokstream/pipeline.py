@@ -317,6 +317,11 @@ class Pipeline:
             out += [off.hull(piece_spans, a, b) for a, b in ranges]
         return ids, out
 
+    def encodes_without_gil(self) -> bool:
+        """Whether plain text goes to the compiled text encoder (starting it now),
+        which encodes texts of 4 KB or more without holding the GIL."""
+        return self._fast is not None and self._fast.native_encoder() is not None
+
     def post_process(self, ids: list[int]) -> list[int]:
         """The post-processor's template around ``ids`` (BOS/EOS, CLS/SEP)."""
         return self.post_processor.process(ids) if self.post_processor is not None else ids

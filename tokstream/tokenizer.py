@@ -41,6 +41,8 @@ _NO_ARG: Final = object()
 
 # encode_batch goes to worker processes above this many characters in total.
 _PARALLEL_MIN_CHARS: Final = 4 << 20
+#: encode_batch's thread pool, where the compiled text encoder runs, above this total.
+_THREAD_MIN_CHARS: Final = 256 << 10
 
 #: How to rebuild a tokenizer in another process: a picklable function and its args.
 Recipe = tuple[Callable[..., "Tokenizer"], tuple[Any, ...]]
@@ -261,9 +263,11 @@ class Tokenizer:
     ) -> list[list[int]]:
         """Encode each text; the same ids as ``encode`` on each.
 
-        Batches above 4 MiB of text in total run on a process pool of ``max_workers``
-        (default: the CPU count); the tokenizer pickles compactly for that. Errors are
-        raised as from ``encode`` on the first failing text.
+        Where the compiled text encoder runs (``Pipeline.encodes_without_gil``),
+        batches above 256 KiB of text in total run on a thread pool of ``max_workers``
+        (default: the CPU count): texts of 4 KB or more encode without the GIL. Else
+        batches above 4 MiB run on a process pool; the tokenizer pickles compactly for
+        that. Errors are raised as from ``encode`` on the first failing text.
         """
         if isinstance(texts, str):
             raise TypeError("encode_batch takes a sequence of strings, not one string")
@@ -277,6 +281,13 @@ class Tokenizer:
         )
         workers = max_workers if max_workers is not None else (os.cpu_count() or 1)
         total = sum(map(len, texts))
+        if workers > 1 and len(texts) > 1 and total >= _THREAD_MIN_CHARS and self.pipeline.encodes_without_gil():
+            # The compiled text encoder lets go of the GIL on long texts: threads share
+            # this tokenizer and its caches, with nothing to pickle (tiktoken's way).
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=min(workers, len(texts))) as pool:
+                return list(pool.map(lambda text: self.encode(text, **kw), texts))
         if workers > 1 and len(texts) > 1 and total >= _PARALLEL_MIN_CHARS:
             from ._parallel import encode_in_pool
 
