@@ -249,6 +249,39 @@ static Py_ssize_t split_gpt2(const Text *t, Py_ssize_t i) {
     return end;                    /* \s */
 }
 
+/* The alternatives cl100k_base, Llama 3 and o200k_base share after their letter ones,
+ * from byte i (classes k, width w):
+ *   \p{N}{1,3} | ?[^\s\p{L}\p{N}]+[\r\n<tail>]* | [\s++$] | \s*[\r\n]+ | \s+(?!\S) | \s+
+ * tail: '/' for o200k_base ('\n' adds nothing for the others); end_first: \s++$ comes
+ * first (cl100k_base). \s*[\r\n] and \s*[\r\n]+ end alike, after the run's last newline. */
+static Py_ssize_t split_rest(const Text *t, Py_ssize_t i, int k, int w, int tail, int end_first) {
+    int w2;
+    uint8_t c = t->s[i];
+    int k2 = cls_at(t, i + w, &w2);
+    if (k & C_N) {
+        Py_ssize_t j = i + w;
+        for (int count = 1; count < 3 && (k2 & C_N); count++) {
+            j += w2;
+            k2 = cls_at(t, j, &w2);
+        }
+        return j;
+    }
+    Py_ssize_t j = -1;
+    if (c == ' ' && w2 && !(k2 & (C_L | C_N | C_S))) j = i + 1;
+    else if (!(k & (C_L | C_N | C_S))) j = i;
+    if (j >= 0) {
+        while (j < t->n && !(cls_at(t, j, &w) & (C_L | C_N | C_S))) j += w;
+        return byte_run(t, j, '\r', '\n', tail);
+    }
+    Py_ssize_t end, last;
+    Py_ssize_t newline = space_run(t, i, &end, &last);
+    if (end_first && end == t->n) return end; /* \s++$ */
+    if (newline >= 0) return newline;         /* \s*[\r\n]+ */
+    if (end == t->n) return end;              /* \s+(?!\S) at the end */
+    if (last > i) return last;                /* \s+(?!\S) */
+    return end;                               /* \s+ */
+}
+
 /* cl100k_base:
  *   '(?i:[sdmt]|ll|ve|re) | [^\r\n\p{L}\p{N}]?+\p{L}++ | \p{N}{1,3}+ | ?[^\s\p{L}\p{N}]++[\r\n]*+
  *   | \s++$ | \s*[\r\n] | \s+(?!\S) | \s
@@ -265,28 +298,7 @@ static Py_ssize_t split_cl100k(const Text *t, Py_ssize_t i, int llama3) {
     int k2 = cls_at(t, i + w, &w2);
     int prefix = c != '\r' && c != '\n' && !(k & (C_L | C_N));
     if (prefix && (k2 & C_L)) return run(t, i + w, C_L); /* one non-letter, then letters */
-    if (k & C_N) {
-        Py_ssize_t j = i + w;
-        for (int count = 1; count < 3 && (k2 & C_N); count++) {
-            j += w2;
-            k2 = cls_at(t, j, &w2);
-        }
-        return j;
-    }
-    Py_ssize_t j = -1;
-    if (c == ' ' && w2 && !(k2 & (C_L | C_N | C_S))) j = i + 1;
-    else if (!(k & (C_L | C_N | C_S))) j = i;
-    if (j >= 0) {
-        while (j < t->n && !(cls_at(t, j, &w) & (C_L | C_N | C_S))) j += w;
-        return byte_run(t, j, '\r', '\n', '\n');
-    }
-    Py_ssize_t end, last;
-    Py_ssize_t newline = space_run(t, i, &end, &last);
-    if (!llama3 && end == t->n) return end; /* \s++$ */
-    if (newline >= 0) return newline;       /* \s*[\r\n] */
-    if (end == t->n) return end;            /* llama3: \s+(?!\S) at the end */
-    if (last > i) return last;              /* \s+(?!\S) */
-    return end;                             /* \s */
+    return split_rest(t, i, k, w, '\n', !llama3);
 }
 
 /* o200k_base's first two alternatives from byte j (after the optional prefix):
@@ -319,7 +331,7 @@ static Py_ssize_t o200k_word(const Text *t, Py_ssize_t j, int first) {
  *   [^\r\n\p{L}\p{N}]?[U]*[W]+(?i:'s|...)? | [^\r\n\p{L}\p{N}]?[U]+[W]*(?i:'s|...)?
  *   | \p{N}{1,3} | ?[^\s\p{L}\p{N}]+[\r\n/]* | \s*[\r\n]+ | \s+(?!\S) | \s+ */
 static Py_ssize_t split_o200k(const Text *t, Py_ssize_t i) {
-    int w, w2;
+    int w;
     int k = cls_at(t, i, &w);
     uint8_t c = t->s[i];
     int prefix = c != '\r' && c != '\n' && !(k & (C_L | C_N));
@@ -329,28 +341,7 @@ static Py_ssize_t split_o200k(const Text *t, Py_ssize_t i) {
         if (prefix && (e = o200k_word(t, i + w, first)) >= 0) return e;
         if ((k & (C_U | C_W)) && (e = o200k_word(t, i, first)) >= 0) return e;
     }
-    int k2 = cls_at(t, i + w, &w2);
-    if (k & C_N) {
-        Py_ssize_t j = i + w;
-        for (int count = 1; count < 3 && (k2 & C_N); count++) {
-            j += w2;
-            k2 = cls_at(t, j, &w2);
-        }
-        return j;
-    }
-    Py_ssize_t j = -1;
-    if (c == ' ' && w2 && !(k2 & (C_L | C_N | C_S))) j = i + 1;
-    else if (!(k & (C_L | C_N | C_S))) j = i;
-    if (j >= 0) {
-        while (j < t->n && !(cls_at(t, j, &w) & (C_L | C_N | C_S))) j += w;
-        return byte_run(t, j, '\r', '\n', '/');
-    }
-    Py_ssize_t end, last;
-    Py_ssize_t newline = space_run(t, i, &end, &last);
-    if (newline >= 0) return newline;       /* \s*[\r\n]+ */
-    if (end == t->n) return end;            /* \s+(?!\S) at the end */
-    if (last > i) return last;              /* \s+(?!\S) */
-    return end;                             /* \s+ */
+    return split_rest(t, i, k, w, '/', 0);
 }
 
 static inline Py_ssize_t split_next(int kind, const Text *t, Py_ssize_t i) {
@@ -548,7 +539,8 @@ static Py_ssize_t encode_text(TextEncoder *e, const uint8_t *s, Py_ssize_t n, ui
     return got;
 }
 
-static PyObject *TextEncoder_encode(TextEncoder *self, PyObject *text) {
+/* The ids of text as a list, or their count when count_only. */
+static PyObject *encode_or_count(TextEncoder *self, PyObject *text, int count_only) {
     const uint8_t *s;
     Py_ssize_t n;
     PyObject *keep = utf8_of(text, &s, &n);
@@ -558,29 +550,16 @@ static PyObject *TextEncoder_encode(TextEncoder *self, PyObject *text) {
     PyObject *out = NULL;
     if (!ids) { PyErr_NoMemory(); goto done; }
     Py_ssize_t got = encode_text(self, s, n, ids);
-    if (got >= 0) out = ids_list(ids, got);
+    if (got >= 0) out = count_only ? PyLong_FromSsize_t(got) : ids_list(ids, got);
 done:
     if (ids != small) PyMem_Free(ids);
     Py_DECREF(keep);
     return out;
 }
 
-static PyObject *TextEncoder_count(TextEncoder *self, PyObject *text) {
-    const uint8_t *s;
-    Py_ssize_t n;
-    PyObject *keep = utf8_of(text, &s, &n);
-    if (!keep) return NULL;
-    uint32_t small[256];
-    uint32_t *ids = n <= 256 ? small : PyMem_Malloc((size_t)n * sizeof(uint32_t));
-    PyObject *out = NULL;
-    if (!ids) { PyErr_NoMemory(); goto done; }
-    Py_ssize_t got = encode_text(self, s, n, ids);
-    if (got >= 0) out = PyLong_FromSsize_t(got);
-done:
-    if (ids != small) PyMem_Free(ids);
-    Py_DECREF(keep);
-    return out;
-}
+static PyObject *TextEncoder_encode(TextEncoder *self, PyObject *text) { return encode_or_count(self, text, 0); }
+
+static PyObject *TextEncoder_count(TextEncoder *self, PyObject *text) { return encode_or_count(self, text, 1); }
 
 /* split(text): the pieces as str (the oracle's findall, for tests and the stream). */
 static PyObject *TextEncoder_split(TextEncoder *self, PyObject *text) {
