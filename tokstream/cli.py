@@ -261,6 +261,19 @@ def _add_train_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--output", "-o", required=True, metavar="PATH", help="where to write the tokenizer.json")
     p.add_argument(
+        "--plot",
+        metavar="PNG",
+        help="bpe and unigram: also draw held-out bytes per token against vocabulary size along "
+        "training (merges; pruning rounds) into PNG (needs --heldout and matplotlib: "
+        "pip install 'tokstream[plot]')",
+    )
+    p.add_argument(
+        "--heldout",
+        action="append",
+        metavar="FILE",
+        help="with --plot: UTF-8 text kept out of training to measure compression on (repeatable)",
+    )
+    p.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,
         default=None,
@@ -271,6 +284,16 @@ def _add_train_arguments(p: argparse.ArgumentParser) -> None:
 def _run_train(args: argparse.Namespace) -> int:
     if args.min_frequency is not None and args.model == "unigram":
         raise _UsageError("--min-frequency applies to bpe and wordpiece, not unigram")
+    heldout: list[str] = []
+    if args.plot is not None:
+        if args.model == "wordpiece":
+            raise _UsageError("--plot draws BPE merges or Unigram pruning rounds; wordpiece has no such curve")
+        if not args.heldout:
+            raise _UsageError("--plot needs --heldout FILE: text kept out of training to measure compression on")
+        _check_writable(args.plot)
+        heldout = [_read_text(None, path, "train")[0] for path in args.heldout]
+    elif args.heldout:
+        raise _UsageError("--heldout goes with --plot")
     _check_writable(args.output)
     trainer, count = _trainer(args.model, args.pattern, args.special_tokens or ())
     show = args.progress if args.progress is not None else _is_terminal(sys.stderr)
@@ -294,6 +317,11 @@ def _run_train(args: argparse.Namespace) -> int:
             options["special_tokens"] = args.special_tokens
         if args.min_frequency is not None:
             options["min_frequency"] = args.min_frequency
+        curve: list[tuple[int, float]] = []
+        if args.plot is not None and args.model == "unigram":
+            from .train.curve import bytes_per_token
+
+            options["snapshot"] = lambda t: curve.append((t.n_vocab, bytes_per_token(t, heldout)))
         started = time.perf_counter()
         tok = trainer(counts, args.vocab_size, **options)
         seconds = time.perf_counter() - started
@@ -305,6 +333,19 @@ def _run_train(args: argparse.Namespace) -> int:
     except OSError as e:
         raise OSError(f"cannot write {args.output!r}: {e.strerror or e}") from None
     print(f"{args.output}: {args.model}, n_vocab={tok.n_vocab}, trained in {seconds:.1f} s")
+    if args.plot is not None:
+        from .plots import training_figure
+        from .train.curve import bpe_curve, bytes_per_token
+
+        if args.model == "bpe":
+            curve = bpe_curve(tok, heldout)
+        else:
+            curve.append((tok.n_vocab, bytes_per_token(tok, heldout)))
+        what = "merges" if args.model == "bpe" else "pruning rounds"
+        training_figure(
+            curve, args.plot, title=f"{args.model} along training ({what}), held out: {len(heldout)} file(s)"
+        )
+        print(f"{args.plot}: {len(curve)} points, held-out bytes/token {curve[-1][1]:.3f} at n_vocab={tok.n_vocab}")
     return 0
 
 
@@ -363,6 +404,12 @@ def _add_stats_arguments(p: argparse.ArgumentParser) -> None:
         help="a tokenizer name or file, as for encode; repeat to compare several side by side (default: default)",
     )
     p.add_argument("--json", action="store_true", help="print a JSON object instead of a table")
+    p.add_argument(
+        "--plot",
+        metavar="PNG",
+        help="also draw tokens per byte and per word for each tokenizer and file as grouped bars "
+        "into PNG (needs matplotlib: pip install 'tokstream[plot]')",
+    )
 
 
 #: ``metrics.stats`` keys and their row labels, in table order.
@@ -390,7 +437,18 @@ def _run_stats(args: argparse.Namespace) -> int:
         texts = [_read_text(None, path, "stats")[0] for path in paths]
     else:
         texts = [_read_text(None, None, "stats")[0]]  # stdin, with the terminal hint
+    if args.plot is not None:
+        _check_writable(args.plot)
     results = [stats(tok, texts) for tok in tokenizers]
+    if args.plot is not None:
+        from .plots import stats_figure
+
+        shown = [_display(p) for p in paths]
+        per_file = {
+            name: {label: stats(tok, [text]) for label, text in zip(shown, texts)}
+            for name, tok in zip(names, tokenizers)
+        }
+        stats_figure(per_file, args.plot)
     if args.json:
         out = {
             "files": [_display(p) for p in paths],

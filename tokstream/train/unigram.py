@@ -185,6 +185,7 @@ def train_unigram(
     seed_size: int = 1_000_000,
     shrinking_factor: float = 0.75,
     num_sub_iterations: int = 2,
+    snapshot: Callable[[Tokenizer], None] | None = None,
 ) -> Tokenizer:
     """Train a SentencePiece-style Unigram tokenizer of ``vocab_size`` ids, specials
     included (fewer when the corpus does not have that many substrings).
@@ -199,6 +200,11 @@ def train_unigram(
     ``min_frequency`` occurrences; single characters are always kept.
     ``progress(done, total)`` is called after each EM step and each pruning; ``total``
     is an estimate until the last call, where it equals ``done``.
+
+    ``snapshot(tok)``, when given, is called after each pruning round's EM steps with
+    the tokenizer of every piece alive then (largest first, the last one before the
+    final cut to ``vocab_size``): what ``tokstream train --plot`` measures compression
+    along. Each costs a tokenizer build.
 
     ``pattern`` is the common trainer option; words here are always SentencePiece's
     whitespace-delimited ones, so only ``None`` is accepted (a regex split before the
@@ -265,11 +271,19 @@ def train_unigram(
 
     corpus = _Corpus(words, max_piece_length)
     trainer = _Trainer(corpus, min_frequency=min_frequency, seed_size=seed_size)
+    rounds = None
+    if snapshot is not None:
+
+        def rounds() -> None:
+            alive = trainer.final_pieces(trainer.size, reserved, byte_fallback, extra_chars)
+            snapshot(_tokenizer(alive, unk_token, specials, byte_fallback, name, unk_special=unk_special))
+
     trainer.run(
         desired=max(int(n_pieces * _DESIRED_SLACK), n_chars),
         shrinking_factor=shrinking_factor,
         num_sub_iterations=num_sub_iterations,
         progress=progress,
+        rounds=rounds,
     )
     pieces = trainer.final_pieces(n_pieces, reserved, byte_fallback, extra_chars)
     return _tokenizer(pieces, unk_token, specials, byte_fallback, name, unk_special=unk_special)
@@ -811,7 +825,17 @@ class _Trainer:
         keep[cand_rows[np.lexsort((cand_rows, -cand_loss))[:room]]] = True
         self._keep(keep)
 
-    def run(self, *, desired: int, shrinking_factor: float, num_sub_iterations: int, progress: Progress | None) -> None:
+    def run(
+        self,
+        *,
+        desired: int,
+        shrinking_factor: float,
+        num_sub_iterations: int,
+        progress: Progress | None,
+        rounds: Callable[[], None] | None = None,
+    ) -> None:
+        """EM steps and pruning down to ``desired`` pieces; ``rounds()`` after the EM
+        steps that end each round (the pieces alive then are a round's vocabulary)."""
         done = 0
 
         def report(final: bool = False) -> None:
@@ -829,6 +853,8 @@ class _Trainer:
                 self.em_step()
                 done += 1
                 report()
+            if rounds is not None:
+                rounds()
             if self.size <= desired:
                 break
             self.prune(max(desired, int(shrinking_factor * self.size)))
