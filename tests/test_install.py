@@ -44,6 +44,13 @@ def _wheel(tmp: Path, env_extra: dict[str, str]) -> list[str]:
 def test_wheel_without_a_compiler_has_no_extension(tmp_path: Path) -> None:
     names = _wheel(tmp_path, {"CC": str(tmp_path / "no-such-cc")})
     assert "tokstream/tokenizer.py" in names
+    # Package data: the token inspector's page (tokstream view) and the rank files.
+    assert {
+        "tokstream/view/static/index.html",
+        "tokstream/view/static/app.js",
+        "tokstream/view/static/style.css",
+    } <= set(names)
+    assert "tokstream/data/o200k_base.tiktoken.xz" in names
     assert not [n for n in names if n.startswith("tokstream/_native.") and n.endswith((".so", ".pyd"))], names
 
 

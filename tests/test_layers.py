@@ -36,6 +36,7 @@ LAYERS = {
     "tokstream/cache": "tokstream.cache",
     "tokstream/constrain": "tokstream.constrain",
     "tokstream/integrations": "tokstream.integrations",
+    "tokstream/view": "tokstream.view",
     "tokstream/demo.py": "tokstream.demo",
     "tokstream/cli.py": "tokstream.cli",
 }

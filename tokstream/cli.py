@@ -4,7 +4,8 @@
 ``Tokenizer.encode``, ``Tokenizer.decode`` and ``len(encode(...))``; ``tokstream
 train`` runs a trainer (``train_bpe``, ``train_wordpiece``, ``train_unigram``) over
 files and saves a ``tokenizer.json``; ``tokstream stats`` prints ``metrics.stats`` for
-one or more tokenizers side by side. ``python -m tokstream`` is the same program.
+one or more tokenizers side by side; ``tokstream view`` serves the token inspector page
+(``tokstream.view``). ``python -m tokstream`` is the same program.
 Every subcommand is one ``_run_*`` function plus one row of ``_COMMANDS``, so a new one
 is two functions and a row.
 
@@ -501,6 +502,18 @@ def _run_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_view_arguments(p: argparse.ArgumentParser) -> None:
+    from .view import add_arguments
+
+    add_arguments(p)
+
+
+def _run_view(args: argparse.Namespace) -> int:
+    from .view import run
+
+    return run(args)
+
+
 #: One row per subcommand; `--help` lists them in this order.
 _COMMANDS: tuple[_Command, ...] = (
     _Command("encode", "encode text to token ids", _add_encode_arguments, _run_encode),
@@ -518,6 +531,12 @@ _COMMANDS: tuple[_Command, ...] = (
         "show encoding, streaming, healing, cache keys and speculative decoding (offline)",
         _add_demo_arguments,
         _run_demo,
+    ),
+    _Command(
+        "view",
+        "show how tokenizers cut a text, in a local page (127.0.0.1 only) or one HTML file",
+        _add_view_arguments,
+        _run_view,
     ),
 )
 
