@@ -1,6 +1,6 @@
 """``tokstream view`` in a real browser: Debian's Chromium driven by Playwright.
 
-The served page is typed into like a user would, and its rendered spans, tooltip and
+``tokstream view --port 0`` runs as its own process; its page is typed into like a user would, and its rendered spans, tooltip and
 boundary marker are checked against the library; then the ``--html`` page is opened
 from a file and every request it makes is recorded: none may leave that file.
 
@@ -11,16 +11,19 @@ own browser download is never used: ``executable_path`` points at the system Chr
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
+import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
 import tokstream
-from tokstream.view import add_arguments, run, start_server
-from tokstream.view.server import ViewServer
+from tokstream.view import add_arguments, run
 
 CHROMIUM_ARGS = [
     "--headless",
@@ -52,11 +55,35 @@ def toks() -> dict[str, tokstream.Tokenizer]:
     return {name: tokstream.load(name) for name in (*NAMES, "r50k_base")}
 
 
+class Served(NamedTuple):
+    """A running ``tokstream view`` command's address."""
+
+    url: str
+
+
 @pytest.fixture(scope="module")
-def server(toks: dict[str, tokstream.Tokenizer]) -> Iterator[ViewServer]:
-    srv = start_server(toks, port=0)
-    yield srv
-    srv.close()
+def server(toks: dict[str, tokstream.Tokenizer], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """``tokstream view --port 0`` itself, in its own process, as a user starts it."""
+    cwd = tmp_path_factory.mktemp("view")  # not the clone: ``-m`` must import the installed package
+    argv = [sys.executable, "-m", "tokstream", "view", "--port", "0"]
+    for name in toks:
+        argv += ["-t", name]
+    proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        found = re.fullmatch(r"tokstream view: serving on (http://127\.0\.0\.1:\d+/)\n", line)
+        assert found is not None, (line, proc.stderr.read() if proc.poll() is not None and proc.stderr else "")
+        yield Served(found.group(1))
+        proc.send_signal(signal.SIGINT)  # as Ctrl-C
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
 
 
 @pytest.fixture()
@@ -106,7 +133,7 @@ def _wait_rendered(page: Any, text: str, names: tuple[str, ...]) -> None:
 
 
 def test_served_page(
-    browser_context: Any, server: ViewServer, toks: dict[str, tokstream.Tokenizer], tmp_path: Path
+    browser_context: Any, server: Served, toks: dict[str, tokstream.Tokenizer], tmp_path: Path
 ) -> None:
     page = browser_context.new_page()
     requests: list[str] = []
@@ -131,6 +158,8 @@ def test_served_page(
         stable_len = tok.encode_stable(TEXT).stable_len
         assert 0 < stable_len < len(ids)  # the text ends in an open word: some tokens may change
         assert _stable_spans_before_marker(page, name) == stable_len
+        header = page.inner_text(f'.panel[data-tokenizer="{name}"] .panel-head')
+        assert f"boundary at character {tok.stable_boundary(TEXT)}" in header, header
         unstable = page.locator(f'.panel[data-tokenizer="{name}"] .tok.unstable').count()
         assert unstable == len(ids) - stable_len
         indexes = page.eval_on_selector_all(
