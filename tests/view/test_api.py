@@ -11,11 +11,7 @@ import argparse
 import http.client
 import json
 import re
-import signal
 import socket
-import subprocess
-import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -499,36 +495,8 @@ def test_static_files_can_be_inlined() -> None:
 # ------------------------------------------------------------------ the command's server
 
 
-def test_run_serves_until_interrupted(tmp_path: Path) -> None:
-    code = "import sys; from tokstream.view import run; from tests_view_args import args; sys.exit(run(args))"
-    (tmp_path / "tests_view_args.py").write_text(
-        "import argparse\nfrom tokstream.view import add_arguments\n"
-        "p = argparse.ArgumentParser()\nadd_arguments(p)\n"
-        "args = p.parse_args(['--port', '0', '-t', 'cl100k_base', 'initial text'])\n"
-    )
-    proc = subprocess.Popen(
-        [sys.executable, "-c", code],
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        found = re.fullmatch(r"tokstream view: serving on (http://127\.0\.0\.1:(\d+)/)\n", line)
-        assert found is not None, (line, proc.stderr.read() if proc.poll() is not None and proc.stderr else "")
-        with urllib.request.urlopen(found.group(1) + "api/tokenizers", timeout=30) as r:
+def test_run_serves_until_interrupted(view_command: Any) -> None:
+    """The command itself: it prints its address, answers, and exits 0 on Ctrl-C."""
+    with view_command("-t", "cl100k_base", "initial text") as url:
+        with urllib.request.urlopen(url + "api/tokenizers", timeout=30) as r:
             assert json.loads(r.read()) == {"tokenizers": ["cl100k_base"], "text": "initial text", "max_chars": 100_000}
-        proc.send_signal(signal.SIGINT)  # as Ctrl-C
-        deadline = time.monotonic() + 30
-        while proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert proc.returncode == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()

@@ -11,11 +11,7 @@ own browser download is never used: ``executable_path`` points at the system Chr
 from __future__ import annotations
 
 import argparse
-import re
 import shutil
-import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -62,28 +58,10 @@ class Served(NamedTuple):
 
 
 @pytest.fixture(scope="module")
-def server(toks: dict[str, tokstream.Tokenizer], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+def server(toks: dict[str, tokstream.Tokenizer], view_command: Any) -> Iterator[Served]:
     """``tokstream view --port 0`` itself, in its own process, as a user starts it."""
-    cwd = tmp_path_factory.mktemp("view")  # not the clone: ``-m`` must import the installed package
-    argv = [sys.executable, "-m", "tokstream", "view", "--port", "0"]
-    for name in toks:
-        argv += ["-t", name]
-    proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        found = re.fullmatch(r"tokstream view: serving on (http://127\.0\.0\.1:\d+/)\n", line)
-        assert found is not None, (line, proc.stderr.read() if proc.poll() is not None and proc.stderr else "")
-        yield Served(found.group(1))
-        proc.send_signal(signal.SIGINT)  # as Ctrl-C
-        assert proc.wait(timeout=30) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
+    with view_command(*(a for name in toks for a in ("-t", name))) as url:
+        yield Served(url)
 
 
 @pytest.fixture()
