@@ -115,8 +115,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"tokstream view: wrote {args.html}")
         return 0
     server = start_server(tokenizers, host=args.host, port=args.port, max_chars=max_chars, text=text or "")
-    print(f"tokstream view: serving on {server.url}", flush=True)
     try:
+        # Printed inside the try: a Ctrl-C right after the address is shown still stops
+        # the server cleanly.
+        print(f"tokstream view: serving on {server.url}", flush=True)
         server.serve_forever()
     except KeyboardInterrupt:
         pass  # Ctrl-C is how a user stops a server, not an error
