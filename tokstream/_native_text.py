@@ -70,8 +70,10 @@ def text_encoder(pattern: str, table: PairTable, whole: Mapping[bytes, int] | No
     kind = KINDS.get(pattern)
     if native is None or kind is None:
         return None
+    # The C type reads a dict; a rank file's ranks are one already (no O(V) copy).
+    tokens = whole if whole is None or isinstance(whole, dict) else dict(whole)
     try:
-        encoder: TextEncoder = native.TextEncoder(kind, table, None if whole is None else dict(whole), class_table())
+        encoder: TextEncoder = native.TextEncoder(kind, table, tokens, class_table())
     except ValueError:  # a byte with no token: the pure path names it when it occurs
         return None
     return encoder
