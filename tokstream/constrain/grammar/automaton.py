@@ -1,41 +1,44 @@
-"""A regex tree (``nodes``) as a byte-level DFA over UTF-8, pruned to live states.
+"""A regex tree (``nodes``) as a byte-level DFA over UTF-8, built lazily, live states only.
 
-``compile_dfa(tree, alphabet)`` builds, in three steps:
+``compile_dfa(tree, alphabet)`` interns the tree as a hash-consed expression
+(``derivatives``: counters, not unrolled copies) and makes one state, the start. A
+state is *expanded* (its row of 256 next states computed) when a walk or a parser
+step first reads it (``Dfa.expand``, ``Dfa.walk_arrays``):
 
-1. *Character classes.* The code points are cut into the classes no ``Chars`` of the
-   tree tells apart (a ``\\w`` next to ``@`` and ``.`` gives ~4 classes, not 700
-   ranges), after intersecting every ``Chars`` with ``alphabet`` (the characters the
-   vocabulary can spell: see ``constraint``).
-2. *A character-level DFA.* A Thompson NFA over class ids, then subset construction
-   (one DFA state per reachable set of NFA states), then pruning: a state from which
-   no accepting state is reachable is dropped, so every state left is *live*.
-3. *Bytes.* Each character-level transition (a set of classes -> a target) becomes the
-   UTF-8 byte sequences of its code points (``utf8_sequences``), merged into one
-   deterministic byte trie per state whose inner nodes are shared globally when they
-   lead the same tails to the same targets (hash-consed), so a run of continuation
-   bytes ``80-BF`` is one node whatever the state.
+1. *Characters.* The expression's derivatives by the pieces of its front
+   (``Exprs.moves``): one per distinct next expression, with the code-point ranges
+   leading there; each next expression is a state (made, not yet expanded).
+2. *Bytes.* Each range set becomes the UTF-8 byte sequences of its code points
+   (``utf8_sequences``), merged into a byte trie per state whose inner nodes are
+   states shared across the automaton when they lead the same tails to the same
+   targets (hash-consed), so a run of continuation bytes ``80-BF`` is one state
+   whatever the character state. Inner states are made expanded.
 
-The result, ``Dfa``: states ``0 .. n-1``, ``0`` the start; ``trans[s, b]`` the next
-state or ``-1`` (dead); ``accepting[s]``; states ``< n_boundary`` are character
-boundaries, the others sit inside a character. Every state is live (acceptance is
-reachable), and every path spells valid UTF-8, so a token walk that stays off ``-1``
-is exactly "a valid prefix of some match".
+``Dfa``: ``0`` the start; ``rows[s][b]`` the next state or ``-1`` (dead);
+``accepting[s]``. Every state is live (``derivatives``: an expression is NOTHING
+exactly when its language is empty), and every path spells valid UTF-8, so a token
+walk that stays off ``-1`` is exactly "a valid prefix of some match".
 
-Cost: classes O(R log R) for R ranges; the NFA O(tree size) states (bounded
-repetition is unrolled: ``{m,n}`` copies the item n times); subset construction
-O(D x N) set operations for D DFA states; bytes O(D x classes x 4) trie nodes at
-most, usually far fewer. ``MAX_STATES`` bounds the NFA and the DFA and raises
-``UnsupportedGrammarError`` beyond (``(a|b)*a(a|b){20}`` needs 2**20 states). Memory:
-``4 x 256`` bytes per byte-level state (the dense table, for numpy walks) plus its
-list-of-lists copy for stepping in Python.
+Cost: compile is the interning, linear in the tree's distinct nodes; a state's
+expansion is one derivative per piece of its front (a few microseconds each) plus
+its bytes. Only the states walks reach are made: ``(a|b)*a(a|b){20}`` compiles in
+microseconds though its full DFA has 2**20 states. Bounds, each an
+``UnsupportedGrammarError`` naming ``(size)``: ``MAX_STATES`` states per automaton,
+and the expressions' count and derivative steps (``derivatives``). Memory per state:
+the walk table's row (256 intp, 2 KB), the row list and its moves.
+
+``compile_dfa_eager`` is the automaton the engine had before: a Thompson NFA over
+character classes, subset construction of every reachable set, pruning, then bytes.
+It stays as the tests' oracle (``tests/constrain/test_grammar_lazy.py``) and builds
+the intersections and differences of ``intersect`` / ``difference``.
 """
 
 from __future__ import annotations
 
+import threading
 from bisect import bisect_right
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from collections.abc import Iterable, Iterator, Sequence
+from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
@@ -43,66 +46,135 @@ import numpy.typing as npt
 from ...errors import UnsupportedGrammarError
 from .charset import Ranges, normalize
 from .charset import intersect as intersect_ranges
+from .derivatives import NOTHING_ID, Exprs
 from .nodes import Alt, Chars, Concat, Machine, Node, Repeat
 
-__all__ = ["MAX_STATES", "Dfa", "char_sets", "compile_dfa", "difference", "intersect", "is_empty", "utf8_sequences"]
+__all__ = [
+    "MAX_STATES",
+    "Dfa",
+    "char_sets",
+    "compile_dfa",
+    "compile_dfa_eager",
+    "difference",
+    "intersect",
+    "is_empty",
+    "utf8_sequences",
+]
 
-#: Bound on NFA and DFA states per terminal.
+#: Bound on the DFA states a terminal reaches (lazily), and on the eager oracle's
+#: NFA and DFA states.
 MAX_STATES = 50_000
 
 #: The UTF-8 encoding lengths' code-point bounds (surrogates are never in a Chars).
 _LENGTH_BOUNDS = ((0, 0x7F), (0x80, 0x7FF), (0x800, 0xFFFF), (0x10000, 0x10FFFF))
 
 
-@dataclass(frozen=True)
-class Dfa:
-    """A byte-level DFA (module notes): ``trans`` ``(n, 256)`` int32, ``-1`` dead;
-    ``rows`` the same as lists (for stepping in Python); ``accepting`` per state."""
+class _Pending:
+    """The row of a state not expanded yet: reading it expands the state
+    (``Dfa.expand``), which puts the real row in its place in ``Dfa.rows``, so only
+    the first read of a state costs more than a list index."""
 
-    trans: npt.NDArray[np.int32]
-    rows: tuple[tuple[int, ...], ...]
-    accepting: npt.NDArray[np.bool_]
-    n_boundary: int
+    __slots__ = ("dfa", "state")
+
+    def __init__(self, dfa: Dfa, state: int) -> None:
+        self.dfa = dfa
+        self.state = state
+
+    def __getitem__(self, byte: int) -> int:
+        return self.dfa.expand(self.state)[byte]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.dfa.expand(self.state))
+
+    def __len__(self) -> int:
+        return 256
+
+
+class _PendingMoves:
+    """``Dfa.moves`` of a state not expanded yet (``_Pending``'s twin)."""
+
+    __slots__ = ("dfa", "state")
+
+    def __init__(self, dfa: Dfa, state: int) -> None:
+        self.dfa = dfa
+        self.state = state
+
+    def _real(self) -> tuple[tuple[int, int], ...]:
+        self.dfa.expand(self.state)
+        found = self.dfa.moves[self.state]
+        assert isinstance(found, tuple)
+        return found
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        return iter(self._real())
+
+    def __len__(self) -> int:
+        return len(self._real())
+
+
+#: A state's row: the next state per byte (-1 dead), or a placeholder until expanded.
+Row = list[int] | _Pending
+#: A state's non-dead ``(byte, next state)`` pairs, or a placeholder until expanded.
+Moves = tuple[tuple[int, int], ...] | _PendingMoves
+
+
+class Dfa:
+    """A byte-level DFA (module notes) whose states are made when first reached.
+
+    ``rows[s][b]`` is the next state or ``-1`` (dead); ``accepting[s]``; ``moves[s]``
+    the non-dead ``(byte, next)`` pairs. A state exists (has an id) once a transition
+    to it is known, and is *expanded* (its row computed) when a row or a walk first
+    reads it: ``expand``. Every state that exists is live. ``walk_arrays`` gives the
+    numpy walks (``walker``) the same table, one-offset with ``0`` the dead state.
+    Expansion takes a lock, so threads may share the automaton; what it builds is
+    only ever appended, so readers need none."""
+
+    def __init__(self, source: _Source | None, n_hint: int = 16) -> None:
+        self.rows: list[Row] = []
+        self.accepting: list[bool] = []
+        self.moves: list[Moves] = []
+        self._source = source
+        self._lock = threading.RLock()
+        cap = max(16, n_hint + 1)
+        # One generation of the walk arrays, swapped whole when it grows (a reader
+        # holding the old one still sees every row it was built with).
+        self._gen: tuple[npt.NDArray[np.intp], npt.NDArray[np.bool_], npt.NDArray[np.bool_]] = (
+            np.zeros(cap * 256, dtype=np.intp),
+            np.zeros(cap, dtype=np.bool_),
+            np.zeros(cap, dtype=np.bool_),
+        )
+        self._gen[1][0] = True  # the dead state's row (all zeros) is final
+        self._inner: dict[_Tails, int] = {}
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[Sequence[int]], accepting: Sequence[bool]) -> Dfa:
+        """A DFA given whole: every state's row (all states live)."""
+        dfa = cls(None, len(rows))
+        for a in accepting:
+            dfa._add(bool(a))
+        for s, row in enumerate(rows):
+            dfa._set_row(s, list(row))
+        return dfa
 
     @property
     def n_states(self) -> int:
-        """How many states (all live)."""
+        """How many states exist so far (all live)."""
         return len(self.rows)
 
     @property
     def nullable(self) -> bool:
         """Whether the empty string matches."""
-        return bool(self.accepting[0])
+        return self.accepting[0]
 
-    @cached_property
-    def walk_table(self) -> npt.NDArray[np.intp]:
-        """``trans`` flattened for numpy walks (``walker``), with the dead state as
-        state ``n`` whose row leads back to itself: ``walk_table[s * 256 + b]``."""
-        n = self.n_states
-        table = np.concatenate([self.trans.reshape(-1), np.full(256, -1, dtype=self.trans.dtype)]).astype(np.intp)
-        table[table < 0] = n
-        return table
-
-    @cached_property
-    def moves(self) -> tuple[tuple[tuple[int, int], ...], ...]:
-        """Per state, its ``(byte, next state)`` pairs that are not dead, by byte (the
-        narrow walk's lookups)."""
-        return tuple(tuple((b, t) for b, t in enumerate(row) if t >= 0) for row in self.rows)
-
-    @cached_property
-    def accepting_list(self) -> tuple[bool, ...]:
-        """``accepting`` as Python bools."""
-        return tuple(bool(a) for a in self.accepting)
-
-    @cached_property
-    def walk_accepting(self) -> npt.NDArray[np.bool_]:
-        """``accepting`` with the dead state ``n`` appended (not accepting)."""
-        return np.concatenate([self.accepting, [False]])
+    @property
+    def accepting_list(self) -> list[bool]:
+        """``accepting`` (a list already; kept for the walker's reads)."""
+        return self.accepting
 
     def matches(self, text: str) -> bool:
         """Whether the whole of ``text`` is a string of the DFA."""
         state = self.run(0, text.encode("utf-8", "surrogatepass"))
-        return state >= 0 and bool(self.accepting[state])
+        return state >= 0 and self.accepting[state]
 
     def run(self, state: int, data: bytes) -> int:
         """The state after ``data`` from ``state`` (-1: dead)."""
@@ -112,6 +184,148 @@ class Dfa:
             if state < 0:
                 return -1
         return state
+
+    def expand_all(self) -> None:
+        """Expand every reachable state (tests and the eager oracle's comparisons)."""
+        s = 0
+        while s < len(self.rows):
+            self.expand(s)
+            s += 1
+
+    def walk_arrays(self, states: npt.NDArray[np.intp]) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.bool_]]:
+        """The one-offset walk table and accepting flags (``table[(s+1)*256 + b]`` is
+        the next state plus one, ``0`` dead; ``accepting[s + 1]``), with every state of
+        ``states`` (one-offset, as a walk holds them) expanded first."""
+        table, expanded, acc = self._gen
+        if not expanded[states].all():
+            for s in np.unique(states[~expanded[states]]).tolist():
+                self.expand(s - 1)
+            table, expanded, acc = self._gen
+        return table, acc
+
+    def expand(self, state: int) -> list[int]:
+        """The row of ``state``, computed (and its targets made) if it is new."""
+        row = self.rows[state]
+        if not isinstance(row, _Pending):
+            return row
+        with self._lock:
+            row = self.rows[state]
+            if not isinstance(row, _Pending):
+                return row
+            assert self._source is not None  # a DFA given whole has every row
+            out = self._source.expand(self, state)
+            self._set_row(state, out)
+            return out
+
+    def _add(self, accepting: bool) -> int:
+        """A new state, not expanded (under the lock)."""
+        s = len(self.rows)
+        table, expanded, acc = self._gen
+        if s + 2 > len(expanded):
+            cap = 2 * len(expanded)
+            t2 = np.zeros(cap * 256, dtype=np.intp)
+            t2[: len(table)] = table
+            e2 = np.zeros(cap, dtype=np.bool_)
+            e2[: len(expanded)] = expanded
+            a2 = np.zeros(cap, dtype=np.bool_)
+            a2[: len(acc)] = acc
+            table, expanded, acc = self._gen = (t2, e2, a2)
+        acc[s + 1] = accepting
+        self.accepting.append(accepting)
+        self.moves.append(_PendingMoves(self, s))
+        self.rows.append(_Pending(self, s))
+        return s
+
+    def _set_row(self, s: int, row: list[int]) -> None:
+        """Record state ``s``'s row (under the lock; its targets exist)."""
+        table, expanded, _ = self._gen
+        table[(s + 1) * 256 : (s + 2) * 256] = np.asarray(row, dtype=np.intp) + 1
+        self.moves[s] = tuple((b, t) for b, t in enumerate(row) if t >= 0)
+        self.rows[s] = row
+        expanded[s + 1] = True
+
+    def inner_state(self, tails: _Tails) -> int:
+        """The state inside a character that must still read ``tails`` (byte-range
+        sequences to their targets), shared by every state whose characters continue
+        so (hash-consed: a run of ``80-BF`` bytes is one state); made with its row."""
+        found = self._inner.get(tails)
+        if found is None:
+            found = self._inner[tails] = self._add(False)
+            row = [-1] * 256
+            _fill_row(self, row, tails)
+            self._set_row(found, row)
+        return found
+
+
+class _Source:
+    """Where a lazy ``Dfa``'s boundary states come from: expressions and their
+    derivatives (``derivatives``), one state per distinct expression reached.
+    Expanding a state is one derivative per piece of its front, then the bytes
+    (``_fill_row``)."""
+
+    def __init__(self, exprs: Exprs) -> None:
+        self.exprs = exprs
+        self.ids: dict[int, int] = {}
+        self.expr_of: list[int] = []  # per state: its expression (-1 for inner states)
+        self.joined: dict[tuple[tuple[int, int], ...], tuple[Ranges, tuple[tuple[tuple[int, int], ...], ...]]] = {}
+
+    def state_of(self, dfa: Dfa, e: int) -> int:
+        """The boundary state of expression ``e`` (made if new; budgeted)."""
+        found = self.ids.get(e)
+        if found is None:
+            if dfa.n_states >= MAX_STATES:
+                raise UnsupportedGrammarError(
+                    f"(size) {self.exprs.what} needs more than {MAX_STATES} automaton states for the text "
+                    "read so far: counted repetitions of optional or overlapping parts multiply states; "
+                    "bound them less or simplify"
+                )
+            found = self.ids[e] = dfa._add(self.exprs.nullable[e])
+            while len(self.expr_of) <= found:
+                self.expr_of.append(-1)
+            self.expr_of[found] = e
+        return found
+
+    def expand(self, dfa: Dfa, state: int) -> list[int]:
+        """The row of boundary state ``state`` (under the DFA's lock)."""
+        e = self.expr_of[state]
+        assert e >= 0
+        row = [-1] * 256
+        tails: list[tuple[tuple[tuple[int, int], ...], int]] = []
+        for d, spans in self.exprs.moves(e):
+            t = self.state_of(dfa, d)
+            key = tuple(spans)
+            found = self.joined.get(key)
+            if found is None:
+                ascii_part = tuple((lo, min(hi, 0x7F)) for lo, hi in key if lo <= 0x7F)
+                wide = tuple((max(lo, 0x80), hi) for lo, hi in key if hi >= 0x80)
+                found = self.joined[key] = (ascii_part, _sequences(wide))
+            for lo, hi in found[0]:
+                row[lo : hi + 1] = [t] * (hi + 1 - lo)
+            tails.extend((seq, t) for seq in found[1])
+        if tails:
+            _fill_row(dfa, row, tails)
+        return row
+
+
+def _fill_row(dfa: Dfa, row: list[int], tails: Iterable[tuple[tuple[tuple[int, int], ...], int]]) -> None:
+    """Write into ``row`` the first bytes of ``tails`` (byte-range sequences, each to
+    its target): a sequence's last byte goes to its target, a longer one to the inner
+    state of the tails it shares that byte with. The byte axis is cut where some first
+    range starts or ends; the bytes of one piece lead to the same state."""
+    tails = list(tails)
+    cuts = {0, 256}
+    for seq, _ in tails:
+        cuts.add(seq[0][0])
+        cuts.add(seq[0][1] + 1)
+    edges = sorted(cuts)
+    for a, b in zip(edges, edges[1:]):
+        here = [(seq, t) for seq, t in tails if seq[0][0] <= a and b - 1 <= seq[0][1]]
+        if not here:
+            continue
+        ends = [t for seq, t in here if len(seq) == 1]
+        # A byte that ends a character: classes are disjoint, so one target.
+        target = ends[0] if ends else dfa.inner_state(frozenset((seq[1:], t) for seq, t in here))
+        row[a:b] = [target] * (b - a)
 
 
 def utf8_sequences(lo: int, hi: int) -> Iterator[tuple[tuple[int, int], ...]]:
@@ -395,6 +609,34 @@ class _CharDfa:
         return Machine(tuple(edges), tuple(pruned.accepting))
 
 
+def _split(nfa: _Nfa, cur: frozenset[int]) -> list[tuple[int, set[int]]]:
+    """The class axis cut by the edges of NFA set ``cur``: ``(class mask, targets)``
+    parts, each mask's classes leading to the same targets (partition refinement on
+    ints: a few parts, however many classes a set like "any character but a quote"
+    spans)."""
+    parts: list[tuple[int, set[int]]] = []
+    for s in cur:
+        for m, t in nfa.edges[s]:
+            rest = m
+            split: list[tuple[int, set[int]]] = []
+            for k, (pm, ts) in enumerate(parts):
+                inter = pm & m
+                if not inter:
+                    continue
+                rest &= ~inter
+                if inter == pm:
+                    ts.add(t)
+                else:
+                    parts[k] = (pm & ~inter, ts)
+                    split.append((inter, ts | {t}))
+                if not rest and inter == m:
+                    break
+            parts.extend(split)
+            if rest:
+                parts.append((rest, {t}))
+    return parts
+
+
 def _char_dfas(trees: Sequence[Node], alphabet: Ranges | None = None) -> list[_CharDfa]:
     """The character-level DFAs of ``trees`` (subset construction over one class
     partition shared by all, so that products can pair their classes)."""
@@ -420,28 +662,8 @@ def _char_dfas(trees: Sequence[Node], alphabet: Ranges | None = None) -> list[_C
         closed_of: dict[frozenset[int], int] = {}
         while len(dtrans) < len(queue):
             cur = queue[len(dtrans)]
-            parts: list[tuple[int, set[int]]] = []
-            for s in cur:
-                for m, t in nfa.edges[s]:
-                    rest = m
-                    split: list[tuple[int, set[int]]] = []
-                    for k, (pm, ts) in enumerate(parts):
-                        inter = pm & m
-                        if not inter:
-                            continue
-                        rest &= ~inter
-                        if inter == pm:
-                            ts.add(t)
-                        else:
-                            parts[k] = (pm & ~inter, ts)
-                            split.append((inter, ts | {t}))
-                        if not rest and inter == m:
-                            break
-                    parts.extend(split)
-                    if rest:
-                        parts.append((rest, {t}))
             row: dict[int, int] = {}
-            for mask, targets in parts:
+            for mask, targets in _split(nfa, cur):
                 key = frozenset(targets)
                 nxt = closed_of.get(key)
                 if nxt is None:
@@ -462,9 +684,26 @@ def _char_dfas(trees: Sequence[Node], alphabet: Ranges | None = None) -> list[_C
     return out
 
 
-def compile_dfa(tree: Node, alphabet: Ranges | None = None) -> Dfa | None:
+def compile_dfa(tree: Node, alphabet: Ranges | None = None, *, what: str = "the expression") -> Dfa | None:
     """The live byte-level DFA of ``tree`` over the characters of ``alphabet`` (all
-    when None); None when the language is empty (nothing can match)."""
+    when None), built lazily (module notes): only the start state exists until a
+    walk or a step reads more. None when the language is empty (nothing can match).
+    ``what`` names the tree in a ``(size)`` refusal."""
+    exprs = Exprs(alphabet, what)
+    e = exprs.intern(tree)
+    if e == NOTHING_ID:
+        return None
+    source = _Source(exprs)
+    dfa = Dfa(source)
+    source.state_of(dfa, e)
+    return dfa
+
+
+def compile_dfa_eager(tree: Node, alphabet: Ranges | None = None, *, what: str = "the expression") -> Dfa | None:
+    """``compile_dfa`` the old way, every state at once (subset construction over
+    all reachable sets, then pruning, then bytes): the oracle the lazy automaton is
+    tested against, and nothing else (``what`` is unused: the same call shape)."""
+    del what
     (char,) = _char_dfas([tree], alphabet)
     pruned = char.pruned()
     if pruned is None:
@@ -581,7 +820,4 @@ def _to_bytes(char_rows: list[dict[int, int]], accepting: list[bool], classes: _
             tails.extend((seq, t) for seq in found[1])
         if tails:
             fill(s, tails)
-    trans = np.array(rows, dtype=np.int32).reshape(len(rows), 256)
-    acc = np.zeros(len(rows), dtype=np.bool_)
-    acc[:n] = accepting
-    return Dfa(trans, tuple(tuple(r) for r in rows), acc, n)
+    return Dfa.from_rows(rows, [*accepting, *([False] * (len(rows) - n))])

@@ -42,10 +42,8 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final, Optional
-
-import numpy as np
 
 from ...errors import TokstreamError, UnsupportedGrammarError
 from .automaton import Dfa, compile_dfa
@@ -71,7 +69,8 @@ class Grammar:
     name in ``terminals`` is a terminal); ``terminals`` maps names to regex trees;
     ``ignore`` names terminals that may appear before, between and after terminals;
     ``alphabet`` restricts every terminal to characters the vocabulary can spell;
-    ``prefix`` is raw bytes the output starts with, before the start rule.
+    ``prefix`` is raw bytes the output starts with, before the start rule;
+    ``build_dfa`` makes the terminals' automata (the eager oracle in tests).
     """
 
     def __init__(
@@ -83,6 +82,7 @@ class Grammar:
         ignore: tuple[str, ...] = (),
         alphabet: tuple[tuple[int, int], ...] | None = None,
         prefix: bytes = b"",
+        build_dfa: Callable[..., Dfa | None] = compile_dfa,
     ) -> None:
         if start not in rules:
             raise UnsupportedGrammarError(f"the grammar has no rule {start!r} to start from")
@@ -91,7 +91,7 @@ class Grammar:
         term_id: dict[str, int] = {}
 
         def terminal(name: str, tree: Node | Dfa) -> int:
-            dfa = tree if isinstance(tree, Dfa) else compile_dfa(tree, alphabet)
+            dfa = tree if isinstance(tree, Dfa) else build_dfa(tree, alphabet, what=_what(name))
             term_id[name] = len(self.dfas)
             self.terminal_names.append(name)
             self.dfas.append(dfa if dfa is not None else _EMPTY_DFA)
@@ -218,9 +218,14 @@ def _bytes_dfa(data: bytes) -> Dfa:
     rows = [[-1] * 256 for _ in range(n)]
     for i, b in enumerate(data):
         rows[i][b] = i + 1
-    acc = np.zeros(n, dtype=np.bool_)
-    acc[-1] = True
-    return Dfa(np.asarray(rows, dtype=np.int32), tuple(tuple(r) for r in rows), acc, n)
+    return Dfa.from_rows(rows, [i == n - 1 for i in range(n)])
+
+
+def _what(terminal: str) -> str:
+    """A terminal as a ``(size)`` refusal names it."""
+    if terminal == "$regex":
+        return "the pattern"
+    return f"terminal {terminal!r}"
 
 
 _UNSEEN: Final = object()  # ESet.step's "not memoised yet" (None means dead)

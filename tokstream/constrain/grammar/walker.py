@@ -267,14 +267,16 @@ class Walker:
         """The walk below one depth's alive ``nodes_in`` (sorted) in ``states``, one
         depth at a time in numpy; the alive nodes below are added to ``ended`` and
         ``found``."""
-        dead = dfa.n_states
-        table = dfa.walk_table
-        accepting = dfa.walk_accepting
+        # States are one-offset here, 0 the dead state (``Dfa.walk_arrays``); the
+        # automaton is lazy, so each depth first makes sure its states are expanded.
+        dead = 0
+        states = states + 1
         byte, parent, child_lo, child_hi = self.byte, self.parent, self.child_lo, self.child_hi
         # The depth's alive nodes: sparse (nodes, states) or dense (range start, states).
         nodes: IntpArray | None = nodes_in
         base = 0  # dense: the states are those of nodes [base, base + len(states))
         while True:
+            table, accepting = dfa.walk_arrays(states)
             if nodes is not None:
                 lo, hi = child_lo[nodes], child_hi[nodes]
                 a, b = int(lo[0]), int(hi[-1])
