@@ -27,21 +27,18 @@ read by the parser).
 Whitespace (``ws``) stands after ``{``, ``[``, ``:`` and ``,``, after every member
 and item, and nowhere else: none before the value or after it.
 
-Large regular parts are split (``_SPLIT``, estimated by ``_cost``): an alternative or a
-member edge above an eighth of it becomes a terminal of its own, so one DFA stays under
-``automaton.MAX_STATES``.
+A regular part, however large, stays one terminal: its automaton is lazy
+(``automaton``), so only the states a walk reaches are made; nothing is split to
+keep a DFA small any more.
 
 Cost: building the parts is linear in the schema (subschemas memoised on their
-pointers); the time goes to the automata (``automaton``: subset construction and the
-byte expansion, in Python), about proportional to their states. What shaped it, on the
-JSONSchemaBench sample: a bounded whitespace place is ``MAX_WHITESPACE + 1`` DFA
-states, most of an object's automaton (8 instead of 20 took the CPU p50 of compile +
-first mask from 59 to 47 ms on 150 schemas; 20 was kept for indented output); escaped
-spellings of every key letter made key automata ~7x larger (names are spelled
-"fixed": ``spelling``); the subset construction's per-class loop (a "not a quote" edge
-spans ~60 classes) became a partition refinement on bit masks (~2x on the builder); an
-object with free additional members kept its listed members in one terminal once the
-automaton's rule states were cut at entries (``automaton``), not per state.
+pointers; an ``enum``'s duplicates found by a hash of each value, ``_enum_key``); the
+trees are interned and their states made lazily (``grammar.derivatives``). Before
+the automata were lazy the time went to subset construction, and these shaped the
+trees: names are spelled "fixed" (``spelling``: escaped spellings of every key letter
+made key automata ~7x larger); an object with free additional members keeps its
+listed members in one terminal (the automaton's rule states are cut at entries,
+``automaton``), not one per state.
 """
 
 from __future__ import annotations
@@ -57,7 +54,7 @@ from ...errors import TokstreamError, UnsupportedSchemaError
 from ..grammar.automaton import difference, intersect, is_empty
 from ..grammar.nodes import EMPTY, NOTHING, Alt, Chars, Concat, Machine, Node, Repeat, literal
 from .numbers import number_tree
-from .schema import ATOMS, Norm, Schema, Sub, atom_of, json_equal, string_matches
+from .schema import ATOMS, Norm, Schema, Sub, atom_of, string_matches
 from .spelling import ANY_CHAR, json_string
 from .strings import format_tree, pattern_tree
 
@@ -79,9 +76,6 @@ _PLAIN_INTEGER: Final = Concat(
 #: one is enforced as this): the DFA has a few states per character counted (escapes
 #: and UTF-8 continuation bytes included).
 MAX_LENGTH: Final = 1000
-#: A terminal estimated above this many automaton states (``_cost``) is split: its big
-#: alternatives or member edges become terminals of their own (``MAX_STATES`` bounds one).
-_SPLIT: Final = 30_000
 #: Branch pairs an ``oneOf`` checks for overlap before it is read as ``anyOf``.
 _MAX_ONE_OF: Final = 64
 
@@ -139,22 +133,23 @@ def _explore(
     return edges, accepting
 
 
-def _cost(node: Node, memo: dict[int, int]) -> int:
-    """The automaton states a tree costs, about (``automaton._Nfa``: one per character
-    set and alternative, bounded repetition unrolled)."""
-    found = memo.get(id(node))
-    if found is not None:
-        return found
-    if isinstance(node, Chars):
-        out = 1
-    elif isinstance(node, Repeat):
-        out = (node.max if node.max is not None else node.min + 1) * (_cost(node.item, memo) + 1)
-    elif isinstance(node, Machine):
-        out = len(node.accepting) + sum(_cost(n, memo) for row in node.edges for n, _ in row)
-    else:
-        out = 1 + sum(_cost(i, memo) for i in node.items)
-    memo[id(node)] = out
-    return out
+def _enum_key(v: Any) -> Hashable:
+    """A hashable key equal for values ``json_equal`` calls equal: numbers by exact
+    value (``1``, ``1.0`` and ``1e0`` one key; a float by its shortest repr, as
+    ``json_equal`` reads it), booleans apart from numbers, arrays in order, objects as
+    key sets."""
+    if isinstance(v, bool) or v is None:
+        return ("b", v)
+    if isinstance(v, int):
+        return ("n", Decimal(v))
+    if isinstance(v, float):
+        return ("n", Decimal(repr(v)))
+    if isinstance(v, str):
+        return ("s", v)
+    if isinstance(v, list):
+        return ("l", tuple(_enum_key(x) for x in v))
+    assert isinstance(v, dict)
+    return ("o", frozenset((k, _enum_key(x)) for k, x in v.items()))
 
 
 def _regular(part: Part) -> Node | None:
@@ -188,16 +183,6 @@ class _Compiler:
         self.spell_memo: dict[int, Node] = {}
         self.fixed_memo: dict[int, Node] = {}
         self.keep: list[Node] = []  # trees whose ids key spell_memo stay alive
-        self.costs: dict[int, int] = {}
-
-    def cost(self, part: Part) -> int:
-        return sum(_cost(i, self.costs) for i in part if not isinstance(i, str))
-
-    def split(self, part: Part) -> Part:
-        """A large regular part as a rule of its own (its own terminal)."""
-        name = f"r{len(self.rules)}"
-        self.rules[name] = [part]
-        return (name,)
 
     # ------------------------------------------------------------ combinators
 
@@ -209,8 +194,6 @@ class _Compiler:
             return DEAD
         if len(live) == 1:
             return live[0]
-        if sum(self.cost(p) for p in live) > _SPLIT:
-            live = [self.split(p) if self.cost(p) > _SPLIT // 8 else p for p in live]
         nodes = [_regular(p) for p in live]
         trees = tuple(n for n in nodes if n is not None)
         if len(trees) == len(live):
@@ -228,8 +211,6 @@ class _Compiler:
         an accepting state or to the source of a rule edge, so the listed members of an
         object stay one terminal however free its additional members are."""
         labels = [[(p, t) for p, t in row if p != DEAD] for row in edges]
-        if sum(self.cost(p) for row in labels for p, _ in row) > _SPLIT:
-            labels = [[(self.split(p) if self.cost(p) > _SPLIT // 8 else p, t) for p, t in row] for row in labels]
         trees = [[(_regular(p), t) for p, t in row] for row in labels]
         if all(n is not None for row in trees for n, _ in row):
             machine = Machine(tuple(tuple((n, t) for n, t in row if n is not None) for row in trees), tuple(accepting))
@@ -356,7 +337,7 @@ class _Compiler:
         if not ta & tb:
             return True
         if a.enum is not None and b.enum is not None:
-            return not any(json_equal(x, y) for x in a.enum for y in b.enum)
+            return not {_enum_key(x) for x in a.enum} & {_enum_key(y) for y in b.enum}
         if ta & tb <= {"object"}:
             # A property one requires and the other forbids (additionalProperties false).
             for x, y in ((a, b), (b, a)):
@@ -402,11 +383,16 @@ class _Compiler:
         rest = replace(n, enum=None, types=ATOMS)
         kept: list[Any] = []
         assert n.enum is not None
+        seen: set[Hashable] = set()
         for v in n.enum:
-            if atom_of(v) not in n.types or any(json_equal(v, w) for w in kept):
+            if atom_of(v) not in n.types:
+                continue
+            key = _enum_key(v)
+            if key in seen:
                 continue
             if not rest.is_any() and not self.satisfies(v, rest):
                 continue
+            seen.add(key)
             kept.append(v)
         return self.alt([(self.literal(v, n.ptr),) for v in kept])
 

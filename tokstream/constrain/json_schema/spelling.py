@@ -31,6 +31,7 @@ builds a shared subtree once per continuation.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Final
 
 from ..grammar import charset
@@ -48,6 +49,7 @@ _BACKSLASH: Final = Chars(((0x5C, 0x5C),))
 _DUMPS_ESCAPES: Final = charset.normalize([(0, 0x1F), (0x22, 0x22), (0x5C, 0x5C), (0x80, 0xD7FF), (0xE000, 0x10FFFF)])
 
 
+@lru_cache(maxsize=65536)
 def _hex_digit(lo: int, hi: int) -> Chars:
     """One hex digit with value in ``lo..hi``, either case."""
     ranges: list[tuple[int, int]] = []
@@ -60,6 +62,7 @@ def _hex_digit(lo: int, hi: int) -> Chars:
     return Chars(charset.normalize(ranges))
 
 
+@lru_cache(maxsize=65536)
 def _hex_range(lo: int, hi: int, width: int) -> Node:
     """The ``width``-digit hex numerals with value in ``lo..hi``: split on the first
     digit (a partial first digit, full middle digits, a partial last digit)."""
@@ -83,6 +86,7 @@ def _hex_range(lo: int, hi: int, width: int) -> Node:
     return parts[0] if len(parts) == 1 else Alt(tuple(parts))
 
 
+@lru_cache(maxsize=65536)
 def _u(lo: int, hi: int) -> Node:
     return Concat((_BACKSLASH, Chars(((0x75, 0x75),)), _hex_range(lo, hi, 4)))
 
@@ -111,7 +115,10 @@ def _escaped(ranges: charset.Ranges) -> list[Node]:
     return out
 
 
+@lru_cache(maxsize=65536)
 def _spell_chars(ranges: charset.Ranges, fixed: bool) -> Node:
+    # Cached: the same few character sets recur in every string of a schema, and the
+    # trees are immutable values, so one object serves all (and interns once).
     parts: list[Node] = []
     raw = charset.intersect(ranges, _RAW)
     if raw:
