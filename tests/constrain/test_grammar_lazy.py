@@ -173,3 +173,61 @@ def test_threads_share_one_lazy_automaton() -> None:
     for t in runs:
         t.join()
     _same_language(fresh, reference)
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "array", "items": {"type": "integer"}, "minItems": 12},
+        {"type": "array", "items": {"type": "boolean"}, "minItems": 3, "maxItems": 14},
+        {"type": "array", "items": {"enum": ["a", "b"]}, "maxItems": 15},
+        {
+            "type": "array",
+            "prefixItems": [{"type": "string"}, {"type": "null"}],
+            "items": {"type": "integer"},
+            "maxItems": 13,
+        },
+        {
+            "type": "array",
+            "prefixItems": [{"type": "boolean"}],
+            "items": {"type": "null"},
+            "minItems": 0,
+            "maxItems": 12,
+        },
+        {
+            "type": "array",
+            "prefixItems": [{"type": "boolean"}] * 3,
+            "items": {"type": "null"},
+            "minItems": 2,
+            "maxItems": 14,
+        },
+    ],
+)
+def test_counted_arrays_equal_the_item_automaton(schema: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """An array read with a counter (``compiler.counted_items``) has the masks of the
+    same array as one automaton state per item count (the construction it replaces
+    for large counts), along random walks that stop at EOS."""
+    from tokstream.constrain.json_schema import compiler
+
+    tok = fixture_tokenizer("o200k_base")
+    masker = tokstream.TokenMasker(tok)
+    eos = 199999
+    counted = tokstream.json_schema_constraint(tok, schema, eos_id=eos)
+    monkeypatch.setattr(compiler, "_COUNTED", 10**9)
+    compiled = compile_schema(schema, _whitespace(None))
+    walker = _walkers(tok.vocab.index)
+    g = Grammar(compiled.rules, compiled.terminals, compiled.start, alphabet=walker.alphabet)
+    automaton = GrammarConstraint(tok.vocab.index, _Compiled(g, walker, single_lexeme=compiled.single), eos)
+    rng = random.Random(repr(schema))
+    for _ in range(3):
+        a, b = counted.fork(), automaton.fork()
+        for step in range(60):
+            want, got = masker.mask(b), masker.mask(a)
+            assert np.array_equal(want, got), (schema, step, np.flatnonzero(want != got)[:10])
+            ids = np.flatnonzero(got)
+            if not ids.size or a.is_done:
+                break
+            # Short tokens, so walks reach the counts' ends.
+            short = [int(i) for i in ids if len(tok.vocab.index.token_bytes[int(i)]) <= 2] or ids.tolist()
+            t = eos if eos in ids and rng.random() < 0.2 else int(rng.choice(short))
+            assert a.accept(t) and b.accept(t)

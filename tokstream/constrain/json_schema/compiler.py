@@ -76,6 +76,9 @@ _PLAIN_INTEGER: Final = Concat(
 #: one is enforced as this): the DFA has a few states per character counted (escapes
 #: and UTF-8 continuation bytes included).
 MAX_LENGTH: Final = 1000
+#: An array whose item counts go past its prefixItems by more than this is read with a
+#: counter (``counted_items``) instead of one automaton state per item.
+_COUNTED: Final = 8
 #: Branch pairs an ``oneOf`` checks for overlap before it is read as ``anyOf``.
 _MAX_ONE_OF: Final = 64
 
@@ -524,6 +527,9 @@ class _Compiler:
             raise UnsupportedSchemaError(
                 "uniqueItems is supported only where at most one item fits", "uniqueItems", n.unique_ptr
             )
+        counted = self.counted_items(n, prefix, rest, hi)
+        if counted is not None:
+            return seq((_cat(literal("["), ws),), (counted,), (literal("]"),))
         free = max(len(prefix), n.min_items, 1)  # from here on only "a comma is due" matters (hi None)
         sep: Part = (_cat(literal(","), ws),)
 
@@ -536,6 +542,39 @@ class _Compiler:
 
         edges, accepting = _explore(0, step)
         return seq((_cat(literal("["), ws),), self.automaton(edges, accepting), (literal("]"),))
+
+    def counted_items(self, n: Norm, prefix: list[Part], rest: Part, hi: int | None) -> Node | None:
+        """An array's items with a counter (``Repeat``) for the uniform tail, when the
+        items are regular and the counts large: the same language as the item-count
+        automaton of ``array``, in a tree whose size does not grow with ``minItems`` /
+        ``maxItems`` (the lazy automaton counts down as it reads). None: use the
+        automaton."""
+        p = len(prefix)
+        if rest == DEAD or (hi is not None and hi <= p) or max(n.min_items, hi or 0) - p <= _COUNTED:
+            return None
+        item = _regular(rest)
+        firsts = [_regular(x) for x in prefix]
+        if item is None or any(x is None for x in firsts):
+            return None
+        ws, comma = self.ws, _cat(literal(","), self.ws)
+        t_lo, t_hi = max(n.min_items - p, 0), (None if hi is None else hi - p)
+        each = Concat((comma, item, ws))
+        content: Node
+        if p:
+            content = Repeat(each, t_lo, t_hi)
+        else:
+            content = Concat((item, ws, Repeat(each, max(t_lo - 1, 0), None if t_hi is None else t_hi - 1)))
+            if t_lo == 0:
+                content = Alt((EMPTY, content))
+        # Before the tail, the prefixItems one by one; stopping is allowed after k of
+        # them once k reaches minItems.
+        for k in reversed(range(p)):
+            first = firsts[k]
+            assert first is not None
+            content = Concat(((comma, first, ws) if k else (first, ws)) + (content,))
+            if k >= n.min_items:
+                content = Alt((EMPTY, content))
+        return content
 
     def object(self, n: Norm) -> Part:
         ws = self.ws
