@@ -134,7 +134,9 @@ class Dfa:
         self.accepting: list[bool] = []
         self.moves: list[Moves] = []
         self._source = source
-        self._lock = threading.RLock()
+        # The expression store's lock when there is one: automata sharing a store
+        # expand under one lock, since expansion writes the store.
+        self._lock = source.exprs.lock if source is not None else threading.RLock()
         cap = max(16, n_hint + 1)
         # One generation of the walk arrays, swapped whole when it grows (a reader
         # holding the old one still sees every row it was built with).
@@ -263,8 +265,9 @@ class _Source:
     Expanding a state is one derivative per piece of its front, then the bytes
     (``_fill_row``)."""
 
-    def __init__(self, exprs: Exprs) -> None:
+    def __init__(self, exprs: Exprs, what: str) -> None:
         self.exprs = exprs
+        self.what = what
         self.ids: dict[int, int] = {}
         self.expr_of: list[int] = []  # per state: its expression (-1 for inner states)
         self.joined: dict[tuple[tuple[int, int], ...], tuple[Ranges, tuple[tuple[tuple[int, int], ...], ...]]] = {}
@@ -275,7 +278,7 @@ class _Source:
         if found is None:
             if dfa.n_states >= MAX_STATES:
                 raise UnsupportedGrammarError(
-                    f"(size) {self.exprs.what} needs more than {MAX_STATES} automaton states for the text "
+                    f"(size) {self.what} needs more than {MAX_STATES} automaton states for the text "
                     "read so far: counted repetitions of optional or overlapping parts multiply states; "
                     "bound them less or simplify"
                 )
@@ -684,26 +687,35 @@ def _char_dfas(trees: Sequence[Node], alphabet: Ranges | None = None) -> list[_C
     return out
 
 
-def compile_dfa(tree: Node, alphabet: Ranges | None = None, *, what: str = "the expression") -> Dfa | None:
+def compile_dfa(
+    tree: Node, alphabet: Ranges | None = None, *, what: str = "the expression", exprs: Exprs | None = None
+) -> Dfa | None:
     """The live byte-level DFA of ``tree`` over the characters of ``alphabet`` (all
     when None), built lazily (module notes): only the start state exists until a
     walk or a step reads more. None when the language is empty (nothing can match).
-    ``what`` names the tree in a ``(size)`` refusal."""
-    exprs = Exprs(alphabet, what)
-    e = exprs.intern(tree)
+    ``what`` names the tree in a ``(size)`` refusal. ``exprs``: an expression store
+    to share with other automata of one grammar over the same ``alphabet`` (a
+    subtree two terminals hold is interned once; they then share one lock)."""
+    if exprs is None:
+        exprs = Exprs(alphabet, what)
+    with exprs.lock:
+        e = exprs.intern(tree)
     if e == NOTHING_ID:
         return None
-    source = _Source(exprs)
+    source = _Source(exprs, what)
     dfa = Dfa(source)
     source.state_of(dfa, e)
     return dfa
 
 
-def compile_dfa_eager(tree: Node, alphabet: Ranges | None = None, *, what: str = "the expression") -> Dfa | None:
+def compile_dfa_eager(
+    tree: Node, alphabet: Ranges | None = None, *, what: str = "the expression", exprs: Exprs | None = None
+) -> Dfa | None:
     """``compile_dfa`` the old way, every state at once (subset construction over
     all reachable sets, then pruning, then bytes): the oracle the lazy automaton is
-    tested against, and nothing else (``what`` is unused: the same call shape)."""
-    del what
+    tested against, and nothing else (``what`` and ``exprs`` are unused: the same
+    call shape)."""
+    del what, exprs
     (char,) = _char_dfas([tree], alphabet)
     pruned = char.pruned()
     if pruned is None:

@@ -36,6 +36,7 @@ bounds the memory.
 
 from __future__ import annotations
 
+import threading
 from bisect import bisect_right
 from typing import Final
 
@@ -90,6 +91,9 @@ class Exprs:
         self._interned: dict[int, int] = {}  # id(tree node) -> expression (trees stay alive)
         self._keep: list[Node] = []
         self.fuel = 0
+        #: Held while interning and expanding (``automaton.Dfa.expand``): the store is
+        #: written then, and several automata of one grammar may share it.
+        self.lock = threading.RLock()
 
     # ------------------------------------------------------------ construction
 
@@ -224,23 +228,30 @@ class Exprs:
         edges whose trees match something) are dropped, so each state left is live."""
         n = len(m.accepting)
         edges = [[(self.intern(tree), t) for tree, t in row] for row in m.edges]
-        live = list(m.accepting)
-        changed = True
-        while changed:
-            changed = False
-            for s in range(n):
-                if not live[s] and any(e != NOTHING_ID and live[t] for e, t in edges[s]):
-                    live[s] = changed = True
+        # Backwards from the accepting states, once over the reversed edges: live
+        # states reach acceptance through edges that read something; nullable ones
+        # through edges whose trees match the empty string.
+        back: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+        for s, row in enumerate(edges):
+            for e, t in row:
+                if e != NOTHING_ID:
+                    back[t].append((s, e))
+        live = [bool(a) for a in m.accepting]
+        stack = [s for s in range(n) if live[s]]
+        while stack:
+            for s, _ in back[stack.pop()]:
+                if not live[s]:
+                    live[s] = True
+                    stack.append(s)
         if not live[0]:
             return NOTHING_ID
-        # Nullable per state: accepting, or an edge whose tree is nullable to a nullable state.
         null = [bool(a) for a in m.accepting]
-        changed = True
-        while changed:
-            changed = False
-            for s in range(n):
-                if live[s] and not null[s] and any(self.nullable[e] and null[t] for e, t in edges[s] if live[t]):
-                    null[s] = changed = True
+        stack = [s for s in range(n) if null[s]]
+        while stack:
+            for s, e in back[stack.pop()]:
+                if not null[s] and self.nullable[e]:
+                    null[s] = True
+                    stack.append(s)
         k = len(self._machines)
         pruned = tuple(
             tuple((tree, t) for (tree, t), (e, _) in zip(m.edges[s], edges[s]) if e != NOTHING_ID and live[t])

@@ -47,6 +47,7 @@ from typing import Any, Final, Optional
 
 from ...errors import TokstreamError, UnsupportedGrammarError
 from .automaton import Dfa, compile_dfa
+from .derivatives import Exprs
 from .nodes import Alt, Node, Repeat
 
 __all__ = ["MAX_SETS", "ESet", "Grammar"]
@@ -90,8 +91,12 @@ class Grammar:
         self.terminal_names: list[str] = []
         term_id: dict[str, int] = {}
 
+        # One expression store for all terminals: subtrees they share (an object's
+        # members in each of its states' terminals) are interned once.
+        exprs = Exprs(alphabet, "the grammar")
+
         def terminal(name: str, tree: Node | Dfa) -> int:
-            dfa = tree if isinstance(tree, Dfa) else build_dfa(tree, alphabet, what=_what(name))
+            dfa = tree if isinstance(tree, Dfa) else build_dfa(tree, alphabet, what=_what(name), exprs=exprs)
             term_id[name] = len(self.dfas)
             self.terminal_names.append(name)
             self.dfas.append(dfa if dfa is not None else _EMPTY_DFA)

@@ -55,7 +55,7 @@ from ..grammar.automaton import difference, intersect, is_empty
 from ..grammar.nodes import EMPTY, NOTHING, Alt, Chars, Concat, Machine, Node, Repeat, literal
 from .numbers import number_tree
 from .schema import ATOMS, Norm, Schema, Sub, atom_of, string_matches
-from .spelling import ANY_CHAR, json_string
+from .spelling import ANY_CHAR, json_string, json_string_trie
 from .strings import format_tree, pattern_tree
 
 __all__ = ["Compiled", "compile_schema"]
@@ -387,17 +387,27 @@ class _Compiler:
         kept: list[Any] = []
         assert n.enum is not None
         seen: set[Hashable] = set()
+        free = rest.is_any()  # once: it compares whole records
         for v in n.enum:
             if atom_of(v) not in n.types:
                 continue
             key = _enum_key(v)
             if key in seen:
                 continue
-            if not rest.is_any() and not self.satisfies(v, rest):
+            if not free and not self.satisfies(v, rest):
                 continue
             seen.add(key)
             kept.append(v)
-        return self.alt([(self.literal(v, n.ptr),) for v in kept])
+        # The strings as one trie of their spellings (``json_string_trie``), the rest
+        # one literal each.
+        strings = [v for v in kept if isinstance(v, str)]
+        for v in strings:
+            if any(0xD800 <= ord(c) <= 0xDFFF for c in v):
+                raise UnsupportedSchemaError("a string value with a lone surrogate cannot be output", "enum", n.ptr)
+        parts: list[Part] = [(self.literal(v, n.ptr),) for v in kept if not isinstance(v, str)]
+        if strings:
+            parts.append((json_string_trie(strings),))
+        return self.alt(parts)
 
     def satisfies(self, v: Any, n: Norm) -> bool:
         """Whether the enum value ``v`` meets the record's other keywords (scalars:

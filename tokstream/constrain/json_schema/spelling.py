@@ -31,13 +31,14 @@ builds a shared subtree once per continuation.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Final
+from typing import Any, Final
 
 from ..grammar import charset
-from ..grammar.nodes import Alt, Chars, Concat, Machine, Node, Repeat, literal
+from ..grammar.nodes import EMPTY, Alt, Chars, Concat, Machine, Node, Repeat, literal
 
-__all__ = ["ANY_CHAR", "QUOTE", "json_string", "spell"]
+__all__ = ["ANY_CHAR", "QUOTE", "json_string", "json_string_trie", "spell"]
 
 #: Every Unicode scalar value.
 ANY_CHAR: Final = Chars(((0, 0xD7FF), (0xE000, 0x10FFFF)))
@@ -158,3 +159,35 @@ def json_string(value: Node, memo: dict[int, Node] | None = None, *, fixed: bool
     """A JSON string literal, quotes included, whose value is a string of ``value``
     (``memo``: shared across one compile; ``fixed``: see ``spell``)."""
     return Concat((QUOTE, spell(value, memo, fixed=fixed), QUOTE))
+
+
+def json_string_trie(values: Sequence[str]) -> Node:
+    """The JSON string literals of exactly ``values``, each spelled as ``json_string``
+    spells a ``fixed`` literal, as one tree that shares common prefixes (a trie of the
+    characters): an enum of 10,000 strings is a tree whose every node branches on its
+    next character, so reading a character derives a few alternatives, not 10,000.
+    Built iteratively (a value may be long)."""
+    end = object()  # the "a value ends here" mark inside a trie node
+    root: dict[object, Any] = {}
+    for v in values:
+        node = root
+        for ch in v:
+            node = node.setdefault(ch, {})
+        node[end] = True
+    # Post-order without recursion: a node's tree once its children's are built.
+    built: dict[int, Node] = {}
+    stack: list[tuple[dict[object, Any], bool]] = [(root, False)]
+    while stack:
+        node, ready = stack.pop()
+        if not ready:
+            stack.append((node, True))
+            stack.extend((sub, False) for key, sub in node.items() if key is not end)
+            continue
+        alts: list[Node] = [EMPTY] if end in node else []
+        for key, sub in node.items():
+            if key is not end:
+                assert isinstance(key, str)
+                cp = ord(key)
+                alts.append(Concat((_spell_chars(((cp, cp),), True), built.pop(id(sub)))))
+        built[id(node)] = alts[0] if len(alts) == 1 else Alt(tuple(alts))
+    return Concat((QUOTE, built[id(root)], QUOTE))
