@@ -95,8 +95,23 @@ class Grammar:
         # members in each of its states' terminals) are interned once.
         exprs = Exprs(alphabet, "the grammar")
 
+        by_expr: dict[int, int] = {}
+
         def terminal(name: str, tree: Node | Dfa) -> int:
-            dfa = tree if isinstance(tree, Dfa) else build_dfa(tree, alphabet, what=_what(name), exprs=exprs)
+            if isinstance(tree, Dfa):
+                dfa: Dfa | None = tree
+            else:
+                # Terminals whose trees are the same expression (equal structure,
+                # hash-consed) are one terminal: one automaton, one walk cache, one
+                # scan per Earley item instead of one per copy.
+                with exprs.lock:
+                    e = exprs.intern(tree)
+                same = by_expr.get(e)
+                if same is not None:
+                    term_id[name] = same
+                    return ~same
+                by_expr[e] = len(self.dfas)
+                dfa = build_dfa(tree, alphabet, what=_what(name), exprs=exprs)
             term_id[name] = len(self.dfas)
             self.terminal_names.append(name)
             self.dfas.append(dfa if dfa is not None else _EMPTY_DFA)

@@ -668,25 +668,6 @@ def _refusing(build: Callable[[], T], keyword: str, ptr: str) -> T:
         raise UnsupportedSchemaError(e.message, e.keyword or keyword, ptr) from e
 
 
-def _shape(node: Node, table: dict[tuple[object, ...], int], memo: dict[int, int]) -> int:
-    """A number per tree structure (equal trees, equal numbers), linear in the DAG."""
-    found = memo.get(id(node))
-    if found is not None:
-        return found
-    key: tuple[object, ...]
-    if isinstance(node, Chars):
-        key = ("c", node.ranges)
-    elif isinstance(node, Repeat):
-        key = ("r", _shape(node.item, table, memo), node.min, node.max)
-    elif isinstance(node, Machine):
-        rows = tuple(tuple((_shape(i, table, memo), t) for i, t in row) for row in node.edges)
-        key = ("m", rows, node.accepting)
-    else:
-        key = ("a" if isinstance(node, Alt) else "s", tuple(_shape(i, table, memo) for i in node.items))
-    out = memo[id(node)] = table.setdefault(key, len(table))
-    return out
-
-
 def compile_schema(root: Any, ws: Node) -> Compiled:
     """The rules and terminals of ``root`` (a parsed JSON Schema) with whitespace
     ``ws`` between tokens. Raises ``UnsupportedSchemaError`` (keyword and pointer)
@@ -699,13 +680,11 @@ def compile_schema(root: Any, ws: Node) -> Compiled:
     if tree is not None:
         return Compiled({"start": (("$json",),)}, {"$json": tree}, single=True)
     c.rules["start"] = [part]
-    # Only the rules the start reaches, their trees named as terminals: equal trees
-    # (a ", ws {" in every state of an object) one terminal, one DFA.
+    # Only the rules the start reaches, their trees named as terminals (equal trees,
+    # a ", ws {" in every state of an object, become one terminal in the grammar:
+    # ``Grammar`` merges terminals whose trees intern to one expression).
     terminals: dict[str, Node] = {}
     names: dict[int, str] = {}
-    shape: dict[tuple[object, ...], int] = {}
-    shape_of: dict[int, int] = {}
-    by_shape: dict[int, str] = {}
     rules: dict[str, tuple[tuple[str, ...], ...]] = {}
     queue = ["start"]
     while queue:
@@ -723,12 +702,8 @@ def compile_schema(root: Any, ws: Node) -> Compiled:
                 else:
                     t = names.get(id(item))
                     if t is None:
-                        k = _shape(item, shape, shape_of)
-                        t = by_shape.get(k)
-                        if t is None:
-                            t = by_shape[k] = f"t{len(terminals)}"
-                            terminals[t] = item
-                        names[id(item)] = t
+                        t = names[id(item)] = f"t{len(terminals)}"
+                        terminals[t] = item
                     symbols.append(t)
             alternatives.append(tuple(symbols))
         rules[name] = tuple(alternatives)
