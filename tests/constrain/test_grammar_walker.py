@@ -22,7 +22,7 @@ from strategies import hyp_settings
 from tokstream.constrain.grammar.automaton import compile_dfa
 from tokstream.constrain.grammar.constraint import _walkers
 from tokstream.constrain.grammar.regex import parse_regex
-from tokstream.constrain.grammar.walker import Walker
+from tokstream.constrain.grammar.walker import BODY, Walker
 from tokstream.errors import UnsupportedGrammarError
 
 TIDS = ("o200k_base", "hf/llama3_tokenizer.json", "hf/mistral_7b_v1_tokenizer.json", "hf/bert_minilm_tokenizer.json")
@@ -113,3 +113,35 @@ def test_walk_from_the_root(tid: str, pattern: str) -> None:
         assert {(k, q) for q, _, _, cand, hi in zip(*(a.tolist() for a in crossings)) for k in range(cand, hi)} == set(
             want_cross
         )
+
+
+@pytest.mark.parametrize("tid", TIDS)
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r'"[^"\\\x00-\x1f]*"',  # a free JSON string body: sliced after the quote
+        r'"[^"\\\x00-\x1f]{0,3}" ?x',  # bounded: longer body tokens are refused
+        r'"([^"\\\x00-\x1f]|\\["\\/bfnrt]){2,6}",',  # escapes beside the raw characters
+        r'"[^"\\\x00-\x1f]{1,40}("|a)',  # the tail starts with a body character: no slicing
+        r'"[^"\x00-\x1f]*"',  # a backslash in the run: not the body's alphabet, no slicing
+    ],
+)
+def test_sliced_walks_equal_their_definition(tid: str, pattern: str) -> None:
+    """A state that reads a run of JSON string characters walks only the tokens
+    outside the slices (``Walker._walk_sliced``); its result equals the plain
+    per-token walk, at every state a short walk reaches."""
+    w = _walker(tid)
+    dfa = compile_dfa(parse_regex(pattern), w.alphabet)
+    assert dfa is not None
+    state, seen = 0, []
+    for b in b'"ab':
+        state = dfa.rows[state][b]
+        seen.append(state)
+    for state in seen:
+        ended, crossings = w.walk(dfa, state, 0)
+        want_alive, want_cross = w.walk_reference(dfa, state, 0)
+        assert sorted(ended.tolist()) == want_alive, (pattern, state)
+        got = {(k, q) for q, _, _, cand, hi in zip(*(a.tolist() for a in crossings)) for k in range(cand, hi)}
+        assert got == set(want_cross), (pattern, state)
+    if w.alphabet is None and "{0,3}" in pattern:
+        assert dfa.body_limit(seen[0], BODY) == 3  # the slicing path ran

@@ -187,6 +187,15 @@ class Dfa:
                 return -1
         return state
 
+    def body_limit(self, state: int, body: Ranges) -> int | None:
+        """``derivatives.Exprs.body_limit`` of a boundary state's expression (None for
+        a state inside a character or a DFA given whole)."""
+        src = self._source
+        if src is None or state >= len(src.expr_of) or src.expr_of[state] < 0:
+            return None
+        with self._lock:
+            return src.exprs.body_limit(src.expr_of[state], body)
+
     def expand_all(self) -> None:
         """Expand every reachable state (tests and the eager oracle's comparisons)."""
         s = 0

@@ -48,6 +48,21 @@ from .nodes import Alt, Chars, Concat, Machine, Node, Repeat
 __all__ = ["EMPTY_ID", "MAX_EXPRS", "MAX_FUEL", "NOTHING_ID", "Exprs"]
 
 
+def _covers(spans: list[list[tuple[int, int]]], ranges: Ranges) -> bool:
+    """Whether the union of ``spans`` holds every code point of ``ranges``."""
+    merged = sorted(r for group in spans for r in group)
+    for lo, hi in ranges:
+        cur = lo
+        for a, b in merged:
+            if a <= cur <= b:
+                cur = b + 1
+            if cur > hi:
+                break
+        if cur <= hi:
+            return False
+    return True
+
+
 def _children(node: Node) -> tuple[Node, ...]:
     """A tree node's subtrees."""
     if isinstance(node, Chars):
@@ -85,6 +100,7 @@ class Exprs:
         self._ids: dict[tuple[object, ...], int] = {(_CHARS, ()): NOTHING_ID, (_CAT,): EMPTY_ID}
         self._deriv: dict[tuple[int, int], int] = {}
         self._front: dict[int, frozenset[Ranges]] = {}
+        self._body: dict[tuple[int, Ranges], int] = {}
         # Machines: per machine, per state, its unfolded expression (or None).
         self._machines: list[tuple[Machine, list[int | None], list[bool]]] = []
         self._machine_no: dict[int, int] = {}
@@ -376,6 +392,29 @@ class Exprs:
             out = self.front(self._unfold(e))
         self._front[e] = out
         return out
+
+    def body_limit(self, e: int, body: Ranges) -> int | None:
+        """How many characters of ``body`` ``e`` reads as a plain run before anything
+        else can come, when it is ``rep(x, lo, hi) t`` with every character of
+        ``body`` a whole string of ``x`` and ``t`` neither nullable nor starting with
+        one: then every string of ``body`` of at most ``hi`` characters leads to a
+        live, non-accepting state (``walker``'s slices rest on this), and a longer
+        one to a dead state. ``hi`` (``1 << 30`` for no bound), or None."""
+        found = self._body.get((e, body))
+        if found is not None:
+            return found if found >= 0 else None
+        out = -1
+        if self.kind[e] == _CAT:
+            h, t = self.args[e]
+            assert isinstance(h, int) and isinstance(t, int)
+            if self.kind[h] == _REP and not self.nullable[t]:
+                x, _, hi = self.args[h]
+                assert isinstance(x, int)
+                clear = all(not intersect_ranges(r, body) for r in self.front(t))
+                if clear and _covers([spans for d, spans in self.moves(x) if d == EMPTY_ID], body):
+                    out = (1 << 30) if hi is None else int(hi)  # type: ignore[call-overload]
+        self._body[(e, body)] = out
+        return out if out >= 0 else None
 
     def moves(self, e: int) -> list[tuple[int, list[tuple[int, int]]]]:
         """The transitions of ``e``: ``(derivative, code-point ranges)`` per distinct
