@@ -118,7 +118,7 @@ def test_whitespace_flexible_compact_and_regex(tok: tokstream.Tokenizer) -> None
         ({"oneOf": [{"type": "integer"}, {"minimum": 0}]}, "oneOf", ""),
         ({"type": "number", "multipleOf": 3}, "multipleOf", ""),
         ({"type": "array", "uniqueItems": True}, "uniqueItems", ""),
-        ({"type": "string", "minLength": 5000}, "minLength", ""),
+        ({"type": "string", "minLength": 5000, "pattern": "^a*$"}, "minLength", ""),
         ({"type": "frob"}, "type", ""),
         ({"minimum": "1"}, "minimum", ""),
         ({"properties": {"a/b": {"dependentRequired": {}}}}, "dependentRequired", "/properties/a~1b"),
@@ -142,12 +142,23 @@ def test_malformed_and_unsatisfiable_schemas(tok: tokstream.Tokenizer) -> None:
         json_schema_constraint(tok, [1, 2])  # type: ignore[arg-type]
 
 
-def test_a_long_max_length_is_enforced_as_the_cap(tok: tokstream.Tokenizer) -> None:
+def test_a_long_max_length_beside_a_pattern_is_enforced_as_the_cap(tok: tokstream.Tokenizer) -> None:
     from tokstream.constrain.json_schema.compiler import MAX_LENGTH
 
-    schema = {"type": "string", "maxLength": 5000}
+    schema = {"type": "string", "maxLength": 5000, "pattern": "^[abc]*$"}
     assert _accepts(tok, schema, json.dumps("ab" * (MAX_LENGTH // 2)))
     assert not _accepts(tok, schema, json.dumps("ab" * (MAX_LENGTH // 2) + "c"))
+
+
+def test_lengths_alone_are_exact_at_any_size(tok: tokstream.Tokenizer) -> None:
+    """A length without a pattern is a counter: exact at 5000 characters, and a bound
+    of a billion compiles at once."""
+    schema = {"type": "string", "minLength": 4999, "maxLength": 5000}
+    assert _accepts(tok, schema, json.dumps("ab" * 2500))
+    assert not _accepts(tok, schema, json.dumps("ab" * 2500 + "c"))
+    assert not _accepts(tok, schema, json.dumps("ab" * 2499))
+    c = json_schema_constraint(tok, {"type": "string", "minLength": 10**9})
+    assert c.accept(tok.encode('"')[0]) and not c.can_end
 
 
 def test_annotations_and_unknown_words_are_ignored(tok: tokstream.Tokenizer) -> None:

@@ -25,8 +25,7 @@ ways the tree cannot carry. Backreferences ``\\1 (?P=name)``, lookarounds, condi
 the language is no longer the plain regular one), ``\\b \\B``, anchors elsewhere (they
 would need context the tree does not have), the flags ``i m x a L`` (case folding,
 multiline anchors, verbose syntax and ASCII classes are not implemented), repetition
-bounds above 1000 (the automaton, which unrolls bounded repetition, would be too
-large), and surrogate code points as literals (they have no UTF-8; in class ranges
+bounds above ``re``'s own limit (``MAX_REPEAT``), and surrogate code points as literals (they have no UTF-8; in class ranges
 they are just left out). A pattern ``re`` rejects raises with ``re``'s message and
 position.
 
@@ -48,8 +47,9 @@ from .nodes import EMPTY, Alt, Chars, Concat, Node, Repeat
 
 __all__ = ["MAX_REPEAT", "parse_regex"]
 
-#: The largest repetition bound ``{m,n}`` accepted.
-MAX_REPEAT = 1000
+#: The largest repetition bound ``{m,n}`` accepted: ``re``'s own limit. A bound is a
+#: counter of the lazy automaton (``derivatives``), not copies, so its size is free.
+MAX_REPEAT = 4_294_967_294
 
 _ESCAPES = {"a": 0x07, "f": 0x0C, "n": 0x0A, "r": 0x0D, "t": 0x09, "v": 0x0B, "\\": 0x5C}
 _CLASSES = "dDsSwW"
@@ -184,8 +184,8 @@ class _Parser:
                 lo, hi = bounds
                 if lo > MAX_REPEAT or (hi is not None and hi > MAX_REPEAT):
                     raise self.refuse(
-                        f"the repetition {self.p[start : self.i]} has a bound above {MAX_REPEAT}: "
-                        "the automaton would be too large",
+                        f"(size) the repetition {self.p[start : self.i]} has a bound above {MAX_REPEAT} "
+                        "(Python re's limit)",
                         start,
                     )
                 items.append(_rep(items.pop(), lo, hi))
@@ -425,8 +425,8 @@ def parse_regex(pattern: str, *, dotall: bool = False) -> Node:
     except re.error as e:
         raise UnsupportedGrammarError(f"not a valid Python regex: {e.msg}", offset=e.pos) from e
     except OverflowError:
-        # A repetition bound beyond re's own limit: the parser below refuses it (> 1000)
-        # at its offset, which re does not report.
+        # A repetition bound beyond re's own limit: the parser below refuses it (above
+        # MAX_REPEAT) at its offset, which re does not report.
         pass
     for letter, bit in _FLAG_BITS.items():
         if flags & bit:

@@ -72,9 +72,9 @@ _PLAIN_INTEGER: Final = Concat(
         Alt((literal("0"), Concat((Chars(((0x31, 0x39),)), Repeat(Chars(((0x30, 0x39),)), 0, None))))),
     )
 )
-#: The largest ``minLength`` compiled, and the largest ``maxLength`` enforced (a larger
-#: one is enforced as this): the DFA has a few states per character counted (escapes
-#: and UTF-8 continuation bytes included).
+#: Beside a ``pattern`` or ``format``: the largest ``minLength`` compiled, and the
+#: largest ``maxLength`` enforced (a larger one is enforced as this), since their
+#: intersection is eager, a few states per character counted. Alone, lengths are exact.
 MAX_LENGTH: Final = 1000
 #: An array whose item counts go past its prefixItems by more than this is read with a
 #: counter (``counted_items``) instead of one automaton state per item.
@@ -473,13 +473,20 @@ class _Compiler:
         if n.min_length or n.max_length is not None:
             if n.max_length is not None and n.min_length > n.max_length:
                 return DEAD
-            if n.min_length > MAX_LENGTH:
+            # Alone, the length is a counter of the lazy automaton: any bound, exactly.
+            # With a pattern or format it is intersected with them eagerly
+            # (``automaton.intersect``), so there it is bounded: a minimum above
+            # MAX_LENGTH is refused, a maximum above it enforced as MAX_LENGTH (tighter,
+            # never looser: a departure, README).
+            alone = not n.patterns and not n.formats
+            if not alone and n.min_length > MAX_LENGTH:
                 raise UnsupportedSchemaError(
-                    f"a minimum length above {MAX_LENGTH} (the automaton counts every character)", "minLength", n.ptr
+                    f"(size) a minimum length above {MAX_LENGTH} beside a pattern or format (their "
+                    "intersection is built character by character)",
+                    "minLength",
+                    n.ptr,
                 )
-            # A maximum above MAX_LENGTH is enforced as MAX_LENGTH: tighter, never looser
-            # (a departure, README); refusing the schema would help no one.
-            top = None if n.max_length is None else min(n.max_length, MAX_LENGTH)
+            top = n.max_length if alone or n.max_length is None else min(n.max_length, MAX_LENGTH)
             trees.append(Repeat(ANY_CHAR, n.min_length, top))
         for p, ptr in n.patterns:
             trees.append(_refusing(partial(pattern_tree, p), "pattern", ptr))
