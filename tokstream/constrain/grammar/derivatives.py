@@ -29,8 +29,8 @@ derivative they give. Derivatives are memoised per (expression, code point).
 
 Cost: interning a tree is linear in its distinct nodes (shared subtrees once); a
 state's expansion is linear in its front and in the part of the expression its
-derivatives rebuild. ``fuel`` counts that work, and ``MAX_FUEL`` bounds it per
-automaton (``UnsupportedGrammarError`` naming ``(size)``), as the expression count
+derivatives rebuild. ``fuel`` counts that work, and ``MAX_FUEL`` bounds it per state
+(``UnsupportedGrammarError`` naming ``(size)``), as the expression count
 bounds the memory.
 """
 
@@ -78,8 +78,11 @@ NOTHING_ID: Final = 0
 EMPTY_ID: Final = 1
 #: Expressions one automaton may hold (~200 bytes each with their memos).
 MAX_EXPRS: Final = 2_000_000
-#: Derivative steps one automaton may take in all (each a few microseconds).
-MAX_FUEL: Final = 20_000_000
+#: Work units (derivative steps and alternatives flattened) one state's expansion may
+#: take: ~0.3 s. A state is made lazily, so this bounds every mask and step, not just
+#: compile: ``a?a?...a?aa...a`` spelled out (no counter) reaches states whose
+#: derivatives rebuild thousands of alternatives each, and is refused here.
+MAX_FUEL: Final = 300_000
 
 # Expression kinds.
 _CHARS, _CAT, _ALT, _REP, _MACH, _EMPTY = range(6)
@@ -107,6 +110,7 @@ class Exprs:
         self._interned: dict[int, int] = {}  # id(tree node) -> expression (trees stay alive)
         self._keep: list[Node] = []
         self.fuel = 0
+        self._budgeted = False
         #: Held while interning and expanding (``automaton.Dfa.expand``): the store is
         #: written then, and several automata of one grammar may share it.
         self.lock = threading.RLock()
@@ -179,6 +183,7 @@ class Exprs:
             return NOTHING_ID
         if len(flat) == 1:
             return next(iter(flat))
+        self._spend(len(flat))
         if EMPTY_ID in flat and any(self.nullable[x] for x in flat if x != EMPTY_ID):
             flat.discard(EMPTY_ID)  # another alternative matches the empty string
             if len(flat) == 1:
@@ -303,12 +308,7 @@ class Exprs:
         found = self._deriv.get(key)
         if found is not None:
             return found
-        self.fuel += 1
-        if self.fuel > MAX_FUEL:
-            raise UnsupportedGrammarError(
-                f"(size) {self.what} took more than {MAX_FUEL} derivative steps for the text read so far; "
-                "bound its repetitions less or simplify it"
-            )
+        self._spend(1)
         kind = self.kind[e]
         if kind == _EMPTY:
             out = NOTHING_ID
@@ -328,6 +328,7 @@ class Exprs:
                 h, t = self.args[cur]
                 assert isinstance(h, int) and isinstance(t, int)
                 alts.append(self.cat(self.deriv(h, c), t))
+                self._spend(1)
                 if not self.nullable[h]:
                     break
                 cur = t
@@ -373,6 +374,7 @@ class Exprs:
                 h, t = self.args[cur]
                 assert isinstance(h, int) and isinstance(t, int)
                 sets |= self.front(h)
+                self._spend(1)
                 if not self.nullable[h]:
                     break
                 cur = t
@@ -392,6 +394,18 @@ class Exprs:
             out = self.front(self._unfold(e))
         self._front[e] = out
         return out
+
+    def _spend(self, units: int) -> None:
+        # Only a state's expansion is budgeted (``moves``); interning is linear in
+        # the tree the caller gave.
+        self.fuel += units
+        if self.fuel > MAX_FUEL and self._budgeted:
+            self.fuel = 0
+            raise UnsupportedGrammarError(
+                f"(size) {self.what}: one automaton state took more than {MAX_FUEL} derivative steps "
+                "(long runs of optional or overlapping items without a counter, or deep alternations of "
+                "them); write the run as a counted repetition such as a{0,n} or simplify"
+            )
 
     def body_limit(self, e: int, body: Ranges) -> int | None:
         """How many characters of ``body`` ``e`` reads as a plain run before anything
@@ -418,7 +432,15 @@ class Exprs:
 
     def moves(self, e: int) -> list[tuple[int, list[tuple[int, int]]]]:
         """The transitions of ``e``: ``(derivative, code-point ranges)`` per distinct
-        derivative other than ``NOTHING`` (module notes)."""
+        derivative other than ``NOTHING`` (module notes). Budgeted (``MAX_FUEL``)."""
+        self.fuel = 0
+        self._budgeted = True
+        try:
+            return self._moves(e)
+        finally:
+            self._budgeted = False
+
+    def _moves(self, e: int) -> list[tuple[int, list[tuple[int, int]]]]:
         front = self.front(e)
         cuts: set[int] = set()
         for ranges in front:

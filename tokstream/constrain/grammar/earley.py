@@ -93,7 +93,7 @@ class Grammar:
 
         # One expression store for all terminals: subtrees they share (an object's
         # members in each of its states' terminals) are interned once.
-        exprs = Exprs(alphabet, "the grammar")
+        exprs = Exprs(alphabet, "the pattern" if list(terminals) == ["$regex"] else "the grammar")
 
         by_expr: dict[int, int] = {}
 
