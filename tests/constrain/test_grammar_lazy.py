@@ -21,6 +21,7 @@ import json
 import lzma
 import random
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -103,14 +104,15 @@ def _sample(n: int, max_chars: int = 3000) -> list[tuple[str, Any]]:
     return out[:n]
 
 
-def _eager_constraint(tok: tokstream.Tokenizer, schema: Any) -> GrammarConstraint:
+def _built_constraint(
+    tok: tokstream.Tokenizer, schema: Any, eos: int, build_dfa: Callable[..., Dfa | None] = compile_dfa
+) -> GrammarConstraint:
+    """``json_schema_constraint`` by hand, with ``build_dfa`` making the automata."""
     index = tok.vocab.index
     walker = _walkers(index)
     compiled = compile_schema(schema, _whitespace(None))
-    g = Grammar(
-        compiled.rules, compiled.terminals, compiled.start, alphabet=walker.alphabet, build_dfa=compile_dfa_eager
-    )
-    return GrammarConstraint(index, _Compiled(g, walker, single_lexeme=compiled.single), EOS)
+    g = Grammar(compiled.rules, compiled.terminals, compiled.start, alphabet=walker.alphabet, build_dfa=build_dfa)
+    return GrammarConstraint(index, _Compiled(g, walker, single_lexeme=compiled.single), eos)
 
 
 @pytest.mark.slow
@@ -120,7 +122,7 @@ def test_masks_equal_the_eager_engine_on_the_sample() -> None:
     compared = 0
     for sid, schema in _sample(24):
         try:
-            eager = _eager_constraint(tok, schema)
+            eager = _built_constraint(tok, schema, EOS, compile_dfa_eager)
         except (TokstreamError, RecursionError):
             continue
         lazy = tokstream.json_schema_constraint(tok, schema, eos_id=EOS)
@@ -214,10 +216,7 @@ def test_counted_arrays_equal_the_item_automaton(schema: dict[str, Any], monkeyp
     eos = 199999
     counted = tokstream.json_schema_constraint(tok, schema, eos_id=eos)
     monkeypatch.setattr(compiler, "_COUNTED", 10**9)
-    compiled = compile_schema(schema, _whitespace(None))
-    walker = _walkers(tok.vocab.index)
-    g = Grammar(compiled.rules, compiled.terminals, compiled.start, alphabet=walker.alphabet)
-    automaton = GrammarConstraint(tok.vocab.index, _Compiled(g, walker, single_lexeme=compiled.single), eos)
+    automaton = _built_constraint(tok, schema, eos)
     rng = random.Random(repr(schema))
     for _ in range(3):
         a, b = counted.fork(), automaton.fork()
