@@ -14,8 +14,14 @@ any OpenAI-compatible tool can talk to it. Offline: the "model" is the n-gram to
   ("Visit https://exa") loses its last token, the model must regenerate those bytes
   (" https://example.com" rather than "exa" + "mple"), and the reply starts right after
   the prompt, as OpenAI's completions do;
-- chat ``response_format`` (``json_schema``, ``json_object``) is enforced exactly by
-  ``tokstream.json_schema_constraint``; a schema keyword it cannot enforce is a 400.
+- chat ``response_format`` (``json_schema``, ``json_object``) is enforced exactly by a
+  JSON Schema constraint; a schema keyword it cannot enforce is a 400. The schema is
+  compiled by ``tokstream.compile_constraint_async``, off the event loop (worker
+  threads, awaited), so a schema that takes seconds to compile delays only its own
+  request; a schema seen before is a cache hit (``tokstream.compile_cache_info``);
+- *fast-forward*: where a constraint leaves only one way to go on
+  (``Constraint.forced_ids``: ``{"name":`` once an object with a required ``name``
+  has begun), those ids are appended without a forward pass of the model.
 
 Usage::
 
@@ -63,6 +69,9 @@ Conventions where OpenAI leaves a choice (each documented where it is implemente
   characters. A prompt is not healed when a stop string could match in text the prompt
   already holds (the decoder would see the regenerated text): the reply then continues
   the prompt's own tokens.
+- *Forced tokens* (fast-forward) were not drawn from the model: their ``logprob`` is
+  0.0 and they have no alternatives (no forward pass was run to know better). They
+  count in ``usage.completion_tokens`` and ``max_tokens`` as any generated id.
 - *Chat template* (o200k_base has no ChatML specials): each message becomes
   ``"{Role}: {content}\\n\\n"`` (role capitalized), then ``"Assistant:"``. Message text is
   encoded as text, so a literal ``<|endoftext|>`` in it is not the special token.
@@ -104,7 +113,6 @@ import numpy.typing as npt
 
 import tokstream
 from tokstream.constrain import Constraint, TokenMasker
-from tokstream.errors import UnsupportedGrammarError
 from tokstream.stream import StreamDecoder
 
 HOST = "127.0.0.1"
@@ -145,11 +153,13 @@ EXTRA_CORPUS = "Hor.\nGood night, sweet prince 👋🏽: naïve café, 日本語
 @dataclass(frozen=True)
 class Step:
     """One generated id: its log probability under the distribution it was drawn from,
-    and the ``top`` alternatives there ``(id, logprob)``, most likely first."""
+    and the ``top`` alternatives there ``(id, logprob)``, most likely first. ``forced``:
+    appended by fast-forward, without a forward pass (logprob 0.0, no alternatives)."""
 
     token_id: int
     logprob: float
     top: tuple[tuple[int, float], ...] = ()
+    forced: bool = False
 
 
 @dataclass
@@ -174,8 +184,13 @@ class ToyModel:
     only the allowed ids that close something (bytes with ``"``, ``}`` or ``]``, or EOS):
     a length prior a real model does not need.
 
+    Under a constraint, the ids it forces (``Constraint.forced_ids``) are appended
+    without a forward pass (fast-forward), up to the first one ``logit_bias`` bans.
+
     ``running`` counts the generators open now, ``ended`` the length of each of the last
-    100 that ended (closed early or not): the tests read them to see a generation stop."""
+    100 that ended (closed early or not): the tests read them to see a generation stop.
+    ``forward_passes`` and ``fast_forwarded`` count the ids ``generate`` produced with
+    and without a forward pass."""
 
     PATIENCE = 24
 
@@ -192,11 +207,18 @@ class ToyModel:
                 self.lm.unigram[special] = 0.0  # a model never writes the other specials
         self.running = 0
         self.ended: deque[int] = deque(maxlen=100)
+        self.forward_passes = 0
+        self.fast_forwarded = 0
 
     @functools.cached_property
     def masker(self) -> TokenMasker:
         """Built on the first constrained request (~0.3 s: the vocabulary's index)."""
         return TokenMasker(self.tok)
+
+    def prepare_constrained(self) -> None:
+        """Build what constrained generation needs (``masker``, ``closers``: ~0.2 s once);
+        the server calls it on a worker thread, not on its event loop."""
+        _ = self.masker, self.closers
 
     @functools.cached_property
     def closers(self) -> npt.NDArray[np.bool_]:
@@ -215,6 +237,19 @@ class ToyModel:
         history = list(prompt_ids)
         n = 0
         while True:
+            if constraint is not None and not constraint.is_done:
+                forced = constraint.forced_ids()
+                for tid in forced:
+                    if sampling.logit_bias.get(tid, 0.0) <= -100:
+                        break  # banned: the model's turn, under its bias
+                    if not constraint.accept(tid):
+                        raise RuntimeError(f"the constraint refuses id {tid}, which it forced")
+                    yield Step(tid, 0.0, forced=True)
+                    history.append(tid)
+                    n += 1
+                else:
+                    if forced:
+                        continue  # the state moved: more may be forced
             p: npt.NDArray[np.float64] = self.lm.probs(history)
             for tid, bias in sampling.logit_bias.items():  # logits + bias; -100 bans
                 p[tid] = 0.0 if bias <= -100 else p[tid] * math.exp(bias)
@@ -255,7 +290,11 @@ class ToyModel:
         self.running += 1
         try:
             for step in self.steps(prompt_ids, sampling, constraint):
-                await asyncio.sleep(0)  # a real model awaits its next forward pass here
+                if step.forced:
+                    self.fast_forwarded += 1  # no forward pass to wait for
+                else:
+                    self.forward_passes += 1
+                    await asyncio.sleep(0)  # a real model awaits its next forward pass here
                 record.append(step)
                 yield step.token_id
         finally:
@@ -391,7 +430,7 @@ def _could_stop_in(stop: str, text: str) -> bool:
     return stop in text or any(stop.startswith(text[j:]) for j in range(len(text)))
 
 
-def completion_job(body: Mapping[str, Any]) -> Job:
+async def completion_job(body: Mapping[str, Any]) -> Job:
     common = parse_common(body, COMPLETION_FIELDS, 16)
     prompt = body.get("prompt")
     if isinstance(prompt, list) and len(prompt) == 1:
@@ -452,8 +491,10 @@ def _messages(body: Mapping[str, Any]) -> list[dict[str, str]]:
     return out
 
 
-def response_constraint(fmt: object) -> Constraint[Any] | None:
-    """The constraint for a chat ``response_format``, or None for plain text."""
+async def response_constraint(fmt: object) -> Constraint[Any] | None:
+    """The constraint for a chat ``response_format``, or None for plain text, compiled on
+    worker threads (``tokstream.compile_constraint_async``: the event loop goes on
+    serving other requests meanwhile; a schema compiled before is a cache hit)."""
     if fmt is None:
         return None
     if not isinstance(fmt, dict):
@@ -472,12 +513,14 @@ def response_constraint(fmt: object) -> Constraint[Any] | None:
         raise HttpError(400, "response_format.type must be text, json_object or json_schema", param="response_format")
     try:
         # compact: the toy would fill every place JSON allows whitespace with newlines.
-        return tokstream.json_schema_constraint(TOK, schema, eos_id=EOS, whitespace="compact")
-    except UnsupportedGrammarError as e:  # UnsupportedSchemaError included: names the keyword
+        constraint = await tokstream.compile_constraint_async(TOK, json_schema=schema, eos_id=EOS, whitespace="compact")
+    except tokstream.TokstreamError as e:  # UnsupportedSchemaError names the keyword
         raise HttpError(400, f"Invalid schema for response_format: {e}", param="response_format") from e
+    await asyncio.get_running_loop().run_in_executor(None, MODEL.prepare_constrained)
+    return constraint
 
 
-def chat_job(body: Mapping[str, Any]) -> Job:
+async def chat_job(body: Mapping[str, Any]) -> Job:
     common = parse_common(body, CHAT_FIELDS, 256)
     if body.get("max_completion_tokens") is not None:
         common["max_tokens"] = _int(body, "max_completion_tokens", 256, 1, MAX_TOKENS_LIMIT)
@@ -488,7 +531,7 @@ def chat_job(body: Mapping[str, Any]) -> Job:
         raise HttpError(400, "top_logprobs needs logprobs: true and must be 0 to 20", param="top_logprobs")
     common["sampling"].top_n = top or 0
     ids = TOK.encode(chat_prompt(messages), disallowed_special=())
-    constraint = response_constraint(body.get("response_format"))
+    constraint = await response_constraint(body.get("response_format"))
     return Job("chat", prompt_tokens=len(ids), prompt_ids=ids, constraint=constraint, logprobs=want, **common)
 
 
@@ -778,7 +821,7 @@ async def route(request: Request, writer: asyncio.StreamWriter) -> None:
         raise HttpError(400, f"the body is not valid JSON: {e}") from None
     if not isinstance(body, dict):
         raise HttpError(400, "the body must be a JSON object")
-    job = make(body)
+    job = await make(body)
     await (stream_reply if job.stream else whole_reply)(job, writer)
 
 

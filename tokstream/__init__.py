@@ -28,6 +28,7 @@ from .constrain import (
     unreachable_tokens,
     verify_draft,
 )
+from .constrain.compile import compile_cache_info, compile_constraint, compile_constraint_async
 from .errors import (
     HashMismatchError,
     InvalidTokenIdError,
@@ -70,6 +71,9 @@ __all__ = [
     "adecode",
     "aencode",
     "choice_constraint",
+    "compile_cache_info",
+    "compile_constraint",
+    "compile_constraint_async",
     "count_pretokens",
     "extend",
     "extension_report",

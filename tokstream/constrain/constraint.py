@@ -47,20 +47,58 @@ reaches a dead end; an option no tokens can spell is refused up front), and
 UTF-8 and so is every piece of it: the UTF-8 rule restricts nothing more (an option
 with a lone surrogate, which has no UTF-8, is refused).
 
+Fast-forward (``forced_bytes``, ``forced_ids``): the bytes every valid continuation
+of the output starts with, and the ids a server may append for them without a forward
+pass. Nothing is forced once the output can end (``can_end``: ending is a valid
+continuation, with or without an ``eos_id``; a caller may stop a complete output by
+other means) or is done, nor where two next bytes are possible. Each constraint
+computes it from its own rule (``_forced``): a prefix constraint forces the rest of its
+prefix, a choice the common prefix of the options still open, a grammar every byte
+that is the only one its Earley set survives (``grammar.constraint``). The forced
+bytes may end inside a UTF-8 character (``"日本"`` / ``"日曜"`` force ``"日"`` and the
+lead byte ``E6``).
+
+``forced_ids`` is the tokenizer's own encoding of the forced text (the constraint
+remembers the tokenizer it was built with), cut to what no continuation can change:
+
+1. the text is the forced bytes' whole characters (an unfinished last character is
+   left to the model: its bytes may merge with the rest of it, or a byte-fallback
+   vocabulary may spell it as ``<0xXX>`` pieces, and which depends on the character);
+   forced bytes that start inside a character (the output ends inside one) give none;
+2. it is encoded as a continuation, not a fresh text (``Tokenizer.encode_stable`` with
+   ``continued=True``: no dummy prefix or prefix space), special tokens' literals as
+   plain text, and only the ids before its stable boundary are kept
+   (``Tokenizer.stable_boundary``: ``encode(text[:b])`` is a prefix of
+   ``encode(text + s)`` for every ``s``), so the last piece, which may merge with what
+   the model writes next (``{"name`` + ``":``), is never emitted;
+3. each id must spell the next bytes of the forced text and be accepted, in turn, by a
+   fork of the constraint; the first that is not (a normalizer changed the bytes, the
+   constraint refuses that split) ends the list.
+
+So the ids are the canonical ids of the forced text on its own: the ids already
+generated stay as they were (``"{"`` sampled, then forced ``"name"`` gives the ids of
+``"name"``, not of ``{"name``). EOS is never among them: when it is the only id
+left, ``allowed_ids`` says so.
+
 Cost per step: ``allowed`` is O(log V + len(prefix)) for a prefix constraint and
 O(options x len(option)) for a choice; the mask itself is ``masks.TokenMasker``'s
 (plus one ``&`` with the UTF-8 class of the state, ``utf8``). Construction of a prefix
 constraint is one trie walk per byte of the prefix (which offsets can be spelled);
 the first UTF-8 question about a tokenizer builds its ``utf8.Utf8Index`` (~30-80 ms).
+``forced_bytes`` is O(len(prefix)) for a prefix, O(options x len(option)) for a choice
+(the generic default: one ``allowed_ids`` per token stepped through); ``forced_ids``
+adds one ``encode_stable`` of the forced text and one ``accept`` per id. Both are
+cached for the current state (one entry: a server asks for the bytes, then the ids).
 """
 
 from __future__ import annotations
 
+import codecs
 import copy
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -76,6 +114,7 @@ if TYPE_CHECKING:
 __all__ = ["Allowed", "Constraint", "choice_constraint", "prefix_constraint"]
 
 V = TypeVar("V")
+C = TypeVar("C", bound="Constraint[Any]")
 
 
 @dataclass(frozen=True)
@@ -104,13 +143,34 @@ _Node = tuple[Any, Any, int]
 class Constraint(ABC, Generic[V]):
     """A constraint on the next token ids (module notes): ``allowed_ids()``,
     ``accept(id) -> bool``, ``rollback(n=1)``, ``fork()``, ``is_done`` (nothing is
-    restricted any more) and ``can_end`` (the output so far is complete)."""
+    restricted any more), ``can_end`` (the output so far is complete) and the
+    fast-forward pair ``forced_bytes()`` / ``forced_ids()``.
 
-    __slots__ = ("_node", "index")
+    ``tok``: the tokenizer whose vocabulary ``index`` is, which ``forced_ids`` encodes
+    with (the ``*_constraint`` functions and ``heal`` pass it)."""
 
-    def __init__(self, index: VocabIndex, value: V) -> None:
+    __slots__ = ("_memo", "_node", "_tok", "index")
+
+    #: ``forced_bytes`` stops after this many bytes (a bound, not a limit met in
+    #: practice: a forced run ends where the output may end or branch).
+    _MAX_FORCED: ClassVar[int] = 4096
+
+    def __init__(self, index: VocabIndex, value: V, *, tok: Tokenizer | None = None) -> None:
         self.index = index
         self._node: _Node = (value, None, 0)
+        self._tok: Tokenizer | None = None
+        #: (node, forced bytes, forced ids or None): the last state asked about.
+        self._memo: tuple[_Node, bytes, list[int] | None] | None = None
+        if tok is not None:
+            self._bind(tok)
+
+    def _bind(self: C, tok: Tokenizer) -> C:
+        """Remember ``tok`` for ``forced_ids`` (for subclasses whose constructor takes no
+        tokenizer); ``TokstreamError`` when its vocabulary is not this constraint's."""
+        if tok.vocab.index is not self.index:
+            raise TokstreamError(f"the tokenizer {tok.name!r} does not have this constraint's vocabulary")
+        self._tok = tok
+        return self
 
     # -- the rule, per subclass ------------------------------------------------------
 
@@ -130,6 +190,36 @@ class Constraint(ABC, Generic[V]):
         """Whether the output so far is complete under ``value`` (by default: when
         nothing is restricted any more)."""
         return self._done(value)
+
+    def _forced(self, value: V) -> bytes:
+        """The bytes every valid continuation from ``value`` starts with (module
+        notes). This generic default reads the masks: while the output cannot end,
+        the allowed tokens' bytes share a non-empty common prefix and no id without
+        bytes is allowed, that prefix is forced; it goes on from the state after a
+        token spelling exactly that prefix (and stops where there is none, so it may
+        force less than a subclass's own rule). It assumes that the state after a token
+        depends only on the bytes so far, as in every byte-level rule. The shipped
+        constraints override it."""
+        out = b""
+        table = self.index.token_bytes
+        while len(out) < self._MAX_FORCED and not self._done(value) and not self._can_end(value):
+            a = self._allowed(value)
+            if a.everything:
+                break
+            pieces = [(table[i], i) for i in self._ids(a).tolist()]
+            if not pieces or any(not data for data, _ in pieces):
+                break  # nothing allowed, or an id that is no text (a special token)
+            # The common prefix of a set of strings is that of its least and greatest.
+            common = _common_prefix(min(pieces)[0], max(pieces)[0])
+            if not common:
+                break
+            out += common
+            exact = next((i for data, i in pieces if data == common), None)
+            nxt = None if exact is None else self._step(value, exact)
+            if nxt is None:
+                break
+            value = nxt
+        return out[: self._MAX_FORCED]
 
     # -- the public surface ------------------------------------------------------------
 
@@ -155,7 +245,10 @@ class Constraint(ABC, Generic[V]):
 
     def allowed_ids(self) -> npt.NDArray[np.int64]:
         """The ids that may come next, sorted ascending."""
-        a = self.allowed()
+        return self._ids(self.allowed())
+
+    def _ids(self, a: Allowed) -> npt.NDArray[np.int64]:
+        """The ids ``a`` allows, sorted ascending."""
         if a.everything:
             return np.arange(self.index.n_vocab, dtype=np.int64)
         keep = None if a.utf8_state is None else utf8_index(self.index).ok[a.utf8_state]
@@ -165,6 +258,79 @@ class Constraint(ABC, Generic[V]):
         if a.words is not None:
             ids = np.concatenate([ids, np.flatnonzero(unpack_bitmask(a.words, self.index.n_vocab))])
         return np.unique(ids)
+
+    def forced_bytes(self) -> bytes:
+        """The longest byte string that every valid continuation of the output starts
+        with (module notes, "Fast-forward"): ``b""`` when the output can end here
+        (``can_end``), when the constraint is done, or when two next bytes are
+        possible. It may end inside a UTF-8 character.
+
+        >>> import tokstream
+        >>> tok = tokstream.load("cl100k_base")
+        >>> c = tokstream.choice_constraint(tok, ['{"name": "Ada"}', '{"name": "Bob"}'])
+        >>> c.forced_bytes()
+        b'{"name": "'
+        """
+        return self._forced_memo()[1]
+
+    def forced_ids(self) -> list[int]:
+        """Ids a server may append without a forward pass: the tokenizer's own ids of
+        ``forced_bytes()``'s whole characters, encoded as a continuation, up to the
+        text's stable boundary, each accepted in turn by the constraint (module notes,
+        "Fast-forward", for the rule). The constraint itself does not move: ``accept``
+        them. ``TokstreamError`` when the constraint was built without its tokenizer
+        (a subclass constructed from a bare vocabulary index).
+
+        >>> import tokstream
+        >>> tok = tokstream.load("cl100k_base")
+        >>> c = tokstream.choice_constraint(tok, ['{"name": "Ada"}', '{"name": "Bob"}'])
+        >>> [tok.decode([i]) for i in c.forced_ids()]  # ' "' may merge with "Ada" / "Bob"
+        ['{"', 'name', '":']
+        """
+        node, data, ids = self._forced_memo()
+        if ids is None:
+            ids = self._canonical(data)
+            self._memo = (node, data, ids)
+        return list(ids)
+
+    def _forced_memo(self) -> tuple[_Node, bytes, list[int] | None]:
+        """The memo for the current node, computing the forced bytes on a miss."""
+        node = self._node
+        memo = self._memo
+        if memo is None or memo[0] is not node:
+            memo = self._memo = (node, self._forced(node[0]), None)
+        return memo
+
+    def _canonical(self, data: bytes) -> list[int]:
+        """``forced_ids`` of the forced bytes ``data`` (module notes: the three steps)."""
+        tok = self._tok
+        if tok is None:
+            raise TokstreamError(
+                f"{type(self).__name__} was built without its tokenizer, so forced_ids() cannot encode; "
+                "build it with prefix_constraint, choice_constraint, regex_constraint, grammar_constraint, "
+                "json_schema_constraint or heal, or pass tok= to its constructor"
+            )
+        if not data or 0x80 <= data[0] < 0xC0:
+            return []  # nothing forced, or the output ends inside a character
+        try:
+            # The whole characters only: the incremental decoder keeps an unfinished one.
+            text = codecs.getincrementaldecoder("utf-8")().decode(data, final=False)
+        except UnicodeDecodeError:
+            return []  # not UTF-8 (no shipped constraint forces such bytes)
+        if not text:
+            return []
+        stable = tok.encode_stable(text, disallowed_special=(), continued=True, tail=False)
+        table = self.index.token_bytes
+        probe = self.fork()
+        out: list[int] = []
+        pos = 0
+        for i in stable.ids[: stable.stable_len]:
+            piece = table[i]
+            if not piece or not data.startswith(piece, pos) or not probe.accept(i):
+                break
+            pos += len(piece)
+            out.append(i)
+        return out
 
     def accept(self, token_id: int) -> bool:
         """Take ``token_id`` if it is allowed (True); otherwise return False and change
@@ -192,7 +358,7 @@ class Constraint(ABC, Generic[V]):
 
     def fork(self) -> Constraint[V]:
         """An independent copy in the same state (O(1): the state is shared, immutably)."""
-        return copy.copy(self)  # shallow: the node and the index are shared
+        return copy.copy(self)  # shallow: the node, the index and the tokenizer are shared
 
 
 #: A prefix constraint's value: (the bytes still to produce, the UTF-8 automaton's
@@ -203,16 +369,18 @@ _Prefix = tuple[bytes, int]
 class PrefixConstraint(Constraint[_Prefix]):
     """The output's bytes must start with a byte string, in valid UTF-8 (module notes).
 
-    ``PrefixConstraint(index, prefix, utf8_state)``: ``utf8_state`` is the UTF-8
-    automaton state the output starts in (``utf8.ACCEPT``, a character boundary,
-    unless the prompt leaves a character open: ``heal``). Raises ``TokstreamError``
-    when ``prefix`` is not a valid UTF-8 continuation of that state, or when no tokens
-    can spell it."""
+    ``PrefixConstraint(index, prefix, utf8_state, *, tok=None)``: ``utf8_state`` is
+    the UTF-8 automaton state the output starts in (``utf8.ACCEPT``, a character
+    boundary, unless the prompt leaves a character open: ``heal``); ``tok`` the
+    tokenizer ``forced_ids`` encodes with. Raises ``TokstreamError`` when ``prefix``
+    is not a valid UTF-8 continuation of that state, or when no tokens can spell it."""
 
     __slots__ = ("_spellable", "_states", "_utf8", "prefix")
 
-    def __init__(self, index: VocabIndex, prefix: bytes, utf8_state: int = ACCEPT) -> None:
-        super().__init__(index, (prefix, utf8_state))
+    def __init__(
+        self, index: VocabIndex, prefix: bytes, utf8_state: int = ACCEPT, *, tok: Tokenizer | None = None
+    ) -> None:
+        super().__init__(index, (prefix, utf8_state), tok=tok)
         self.prefix = prefix
         self._utf8 = u = utf8_index(index)
         states = states_along(utf8_state, prefix)  # after prefix[:j], for every j
@@ -280,6 +448,25 @@ class PrefixConstraint(Constraint[_Prefix]):
         # also when the output can end (the inherited ``_can_end``).
         return not value[0] and value[1] == ACCEPT
 
+    def _forced(self, value: _Prefix) -> bytes:
+        # The rest of the prefix, every byte of it. Met inside a character, the
+        # continuation bytes it needs span a range of 16 or more values (``utf8``), so
+        # by bytes nothing more is forced; the generic rule reads the masks there in
+        # case the vocabulary can finish the character with only one byte.
+        rest, state = value
+        if self._done(value):
+            return b""
+        end = self._states[-1] if rest else state
+        return rest + (super()._forced((b"", end)) if end != ACCEPT else b"")
+
+
+def _common_prefix(a: bytes, b: bytes) -> bytes:
+    """The longest common prefix of ``a`` and ``b`` (of a set of byte strings: of its
+    least and greatest)."""
+    n = min(len(a), len(b))
+    k = next((j for j in range(n) if a[j] != b[j]), n)
+    return a[:k]
+
 
 def _prefix_spellable_from(index: VocabIndex, u: Utf8Index, prefix: bytes, states: list[int]) -> frozenset[int] | range:
     """The offsets ``j`` of ``prefix`` from which tokens can produce ``prefix[j:]``
@@ -323,7 +510,7 @@ def prefix_constraint(tok: Tokenizer, prefix: bytes) -> PrefixConstraint:
     """
     if not isinstance(prefix, (bytes, bytearray)):
         raise TypeError(f"prefix must be bytes, not {type(prefix).__name__}")
-    return PrefixConstraint(tok.vocab.index, bytes(prefix))
+    return PrefixConstraint(tok.vocab.index, bytes(prefix), tok=tok)
 
 
 #: A choice's value: (bytes generated so far, whether EOS was accepted).
@@ -331,12 +518,15 @@ _Choice = tuple[bytes, bool]
 
 
 class ChoiceConstraint(Constraint[_Choice]):
-    """The output is exactly one of ``options`` (as UTF-8), then ``eos_id`` if given."""
+    """The output is exactly one of ``options`` (as UTF-8), then ``eos_id`` if given;
+    ``tok`` is the tokenizer ``forced_ids`` encodes with."""
 
     __slots__ = ("_spellable", "eos_id", "options")
 
-    def __init__(self, index: VocabIndex, options: tuple[bytes, ...], eos_id: int | None) -> None:
-        super().__init__(index, (b"", False))
+    def __init__(
+        self, index: VocabIndex, options: tuple[bytes, ...], eos_id: int | None, *, tok: Tokenizer | None = None
+    ) -> None:
+        super().__init__(index, (b"", False), tok=tok)
         self.options = options
         self.eos_id = eos_id
         # For each option, the offsets from which the vocabulary can spell the rest:
@@ -399,6 +589,17 @@ class ChoiceConstraint(Constraint[_Choice]):
             and not any(o != done and o.startswith(done) for o in self.options)
         )
 
+    def _forced(self, value: _Choice) -> bytes:
+        # The common prefix of the rests of the options still open: those that start
+        # with the output and that tokens can spell on from here (``_step`` keeps to
+        # them), each of which some token sequence the constraint allows completes.
+        done, ended = value
+        if ended or self._can_end(value):
+            return b""
+        start = len(done)
+        rests = [o[start:] for o, ok in zip(self.options, self._spellable) if o.startswith(done) and start in ok]
+        return _common_prefix(min(rests), max(rests)) if rests else b""
+
 
 def _spellable_from(index: VocabIndex, option: bytes) -> frozenset[int]:
     """The offsets ``j`` of ``option`` from which tokens can spell ``option[j:]``
@@ -443,7 +644,7 @@ def choice_constraint(tok: Tokenizer, options: Iterable[str], *, eos_id: int | N
     index = tok.vocab.index
     if eos_id is not None:
         eos_id = check_id(eos_id, tok.name, index.n_vocab)
-    return ChoiceConstraint(index, tuple(dict.fromkeys(opts)), eos_id)
+    return ChoiceConstraint(index, tuple(dict.fromkeys(opts)), eos_id, tok=tok)
 
 
 def check_id(token_id: object, name: str, n_vocab: int) -> int:

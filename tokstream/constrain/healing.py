@@ -27,7 +27,7 @@ plus a scan of the UTF-8 class of the extending tokens (``utf8``; usually a few)
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..vocab import VocabIndex
@@ -46,19 +46,21 @@ class Healing:
     ``prefix`` (the removed tokens' bytes, which the generation must reproduce),
     ``removed`` (how many tokens were backed off; 0 leaves the prompt unchanged) and
     ``utf8_state``, the UTF-8 automaton state the kept prompt leaves open
-    (``utf8.ACCEPT`` at a character boundary)."""
+    (``utf8.ACCEPT`` at a character boundary); ``tok``, the tokenizer (for the
+    constraint's ``forced_ids``)."""
 
     prompt_ids: list[int]
     prefix: bytes
     removed: int
     index: VocabIndex
     utf8_state: int = ACCEPT
+    tok: Tokenizer | None = field(default=None, repr=False, compare=False)
 
     def constraint(self) -> PrefixConstraint:
         """A fresh prefix constraint for ``prefix`` from the kept prompt's open
         character (``prefix_constraint`` when that is a boundary; done at once when
         nothing was removed)."""
-        return PrefixConstraint(self.index, self.prefix, self.utf8_state)
+        return PrefixConstraint(self.index, self.prefix, self.utf8_state, tok=self.tok)
 
 
 def heal(tok: Tokenizer, prompt_ids: Sequence[int], *, max_backoff: int = 1) -> Healing:
@@ -98,7 +100,7 @@ def heal(tok: Tokenizer, prompt_ids: Sequence[int], *, max_backoff: int = 1) -> 
         lo, hi = index.extensions(data + b"\x00")[0], index.extensions(data)[1]
         if hi > lo and u.any_ok(state, lo, hi):
             best, best_data, best_state = k, data, state
-    return Healing(ids[: len(ids) - best], best_data, best, index, best_state)
+    return Healing(ids[: len(ids) - best], best_data, best, index, best_state, tok)
 
 
 def _open_state(index: VocabIndex, ids: list[int], stop: int) -> int:

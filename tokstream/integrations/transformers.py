@@ -54,6 +54,18 @@ same (if all of its ids pass the constraints, the rows go on from their state).
 It leaves out an unconstrained assistant model in assisted generation (its refused
 candidates raise). Put the processor last: a warper after it cannot bring back a
 ``-inf``, but a processor that adds to scores could, and then a refused id raises.
+
+Fast-forward (``Constraint.forced_ids``): a logits processor cannot skip forward
+passes. ``generate`` runs the model once per new token and the processor only edits
+that step's scores; it cannot append ids (``LogitsProcessor`` returns scores, nothing
+else). What it can do, with ``pin_forced=True``: where the constraint forces ids, allow
+only the first of them, so the forced text comes out in the tokenizer's canonical
+tokens (the plain mask allows every spelling of it, ``{`` then ``"`` as well as
+``{"``). That is one token per step all the same: it changes which tokens, not how
+many passes. ``generate_with_fast_forward`` does skip them: a plain decoding loop over
+the model's KV cache that appends the forced ids without scoring them and feeds them,
+with the last sampled id, in the next single forward pass (k forced ids cost one pass
+instead of k).
 """
 
 from __future__ import annotations
@@ -76,6 +88,7 @@ __all__ = [
     "StreamerStoppingCriteria",
     "TokstreamIteratorStreamer",
     "TokstreamStreamer",
+    "generate_with_fast_forward",
     "heal_for_generate",
 ]
 
@@ -88,7 +101,9 @@ class ConstraintLogitsProcessor:
     ``b * k`` rows). The constraints passed in are not changed: each row follows a
     ``fork``, and ``constraints`` (the property) gives the rows' current states.
     ``prompt_length``: where generated ids start in ``input_ids``; by default the
-    ``input_ids`` length of the first call.
+    ``input_ids`` length of the first call. ``pin_forced``: where a row's constraint
+    forces ids (``forced_ids``), allow only the first of them (module notes,
+    "Fast-forward": the canonical tokens of forced text; no forward pass is saved).
 
     A call ``processor(input_ids, scores)`` feeds each row's constraint the ids
     generated since the previous call, then sets disallowed scores and padded columns
@@ -121,7 +136,7 @@ class ConstraintLogitsProcessor:
     (True, False)
     """
 
-    __slots__ = ("_masker", "_prompt", "_rows", "_seq", "_sources", "prompt_length")
+    __slots__ = ("_masker", "_prompt", "_rows", "_seq", "_sources", "pin_forced", "prompt_length")
 
     def __init__(
         self,
@@ -129,6 +144,7 @@ class ConstraintLogitsProcessor:
         constraints: Constraint[Any] | Sequence[Constraint[Any]],
         *,
         prompt_length: int | None = None,
+        pin_forced: bool = False,
     ) -> None:
         self._masker = TokenMasker(tok)
         sources = [constraints] if isinstance(constraints, Constraint) else list(constraints)
@@ -136,6 +152,8 @@ class ConstraintLogitsProcessor:
             raise ValueError("ConstraintLogitsProcessor needs at least one constraint")
         for c in sources:
             self._masker.check(c)
+            if pin_forced:
+                c.forced_ids()  # a constraint without its tokenizer raises here, not mid-generate
         if prompt_length is not None and (not isinstance(prompt_length, int) or prompt_length < 0):
             raise ValueError(f"prompt_length must be an int >= 0 or None, got {prompt_length!r}")
         self._sources: list[Constraint[Any]] = sources
@@ -144,6 +162,8 @@ class ConstraintLogitsProcessor:
         self._seq = -2  # the last call's seq: the next is expected to be one more
         #: Where generated ids start in ``input_ids`` (set by the first call if None).
         self.prompt_length = prompt_length
+        #: Allow only the first forced id where a row's constraint forces some.
+        self.pin_forced = bool(pin_forced)
 
     @property
     def constraints(self) -> list[Constraint[Any]]:
@@ -219,6 +239,16 @@ class ConstraintLogitsProcessor:
                 raise
         constraints = [row.constraint for row in rows]
         self._masker.apply(scores, constraints)
+        if self.pin_forced:
+            for r, c in enumerate(constraints):
+                forced = c.forced_ids()
+                if forced:
+                    # Everything but the first forced id to -inf; its score stays (an
+                    # earlier processor's -inf there is reported below).
+                    t = forced[0]
+                    keep = scores[r, t].clone() if hasattr(scores, "clone") else scores[r, t].copy()
+                    scores[r, :] = float("-inf")
+                    scores[r, t] = keep
         # A processor before this one may have set every allowed id to -inf: then no id
         # can be picked (sampling fails on NaN probabilities, greedy picks id 0). One
         # vectorised pass (torch or numpy) finds such rows; the message names the cause.
@@ -242,6 +272,94 @@ class ConstraintLogitsProcessor:
                 "being reused for another generate call (another prompt); make a new ConstraintLogitsProcessor "
                 "for each generate call (cheap: the constraints are forked, not rebuilt)"
             )
+
+
+def generate_with_fast_forward(
+    model: Any,
+    tok: Tokenizer,
+    prompt_ids: Sequence[int],
+    constraint: Constraint[Any],
+    *,
+    max_new_tokens: int,
+    eos_token_id: int | None = None,
+    do_sample: bool = False,
+    temperature: float = 1.0,
+    generator: Any = None,
+) -> list[int]:
+    """Decode one sequence from ``model`` under ``constraint``, appending its forced ids
+    without scoring them (module notes, "Fast-forward"); returns the new ids (EOS
+    included when it ended the output).
+
+    ``model`` is a ``transformers`` causal LM: ``model(input_ids=..., cache=...,
+    use_cache=True)`` returning ``.logits`` and ``.cache`` (transformers 5.25; earlier
+    releases name the cache ``past_key_values``: the one the model's ``forward`` takes
+    is used, and ``logits_to_keep=1`` where it takes that), ``tok`` the
+    same vocabulary in tokstream (``constraint`` must be built with it: ``forced_ids``
+    encodes with it). The constraint passed in is not changed (a fork is followed).
+    Each step: the forced ids (``constraint.forced_ids()``) are appended, up to
+    ``max_new_tokens``, and fed to the model with the previous new id in the next single
+    forward pass; the last position's scores are masked (``TokenMasker.apply``, padded
+    columns included) and an id is picked: the arg max, or with ``do_sample`` a sample
+    of ``softmax(scores / temperature)`` (``generator``: a ``torch.Generator``). It stops
+    after ``eos_token_id`` (if given) or ``max_new_tokens`` ids. One sequence, no
+    beams, none of ``generate``'s other processors; a row whose masked scores are all
+    ``-inf`` raises ``ValueError``.
+
+    Usage sketch (``model`` the model, ``tok`` its tokenizer in tokstream)::
+
+        c = tokstream.json_schema_constraint(tok, schema, eos_id=eos)
+        new_ids = generate_with_fast_forward(model, tok, tok.encode(prompt), c, max_new_tokens=200, eos_token_id=eos)
+    """
+    import inspect
+
+    import torch
+
+    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 0:
+        raise ValueError(f"max_new_tokens must be an int >= 0, got {max_new_tokens!r}")
+    if not prompt_ids:
+        raise ValueError("generate_with_fast_forward needs at least one prompt id (a BOS id, for an empty prompt)")
+    masker = TokenMasker(tok)
+    masker.check(constraint)
+    c = constraint.fork()
+    out: list[int] = []
+    pending = [int(i) for i in prompt_ids]  # ids the model has not seen yet
+    past = None
+    device = getattr(model, "device", None)
+    params = inspect.signature(model.forward).parameters
+    cache_name = "cache" if "cache" in params else "past_key_values"
+    extra: dict[str, Any] = {"logits_to_keep": 1} if "logits_to_keep" in params else {}
+    with torch.inference_mode():
+        while len(out) < max_new_tokens:
+            forced = c.forced_ids()[: max_new_tokens - len(out)]
+            for t in forced:
+                if not c.accept(t):  # pragma: no cover - forced_ids checks each id
+                    raise RuntimeError(f"the constraint refused its own forced id {t}")
+            out += forced
+            pending += forced
+            if len(out) >= max_new_tokens:
+                break
+            ids = torch.tensor([pending], device=device)
+            step = model(input_ids=ids, use_cache=True, **{cache_name: past}, **extra)
+            past = getattr(step, cache_name)
+            scores = step.logits[0, -1].float()
+            masker.apply(scores, c)
+            if bool(torch.isneginf(scores).all()):
+                raise ValueError(
+                    f"position {len(out)} after the prompt: the model scores every id the constraint allows "
+                    f"as -inf ({len(c.allowed_ids())} allowed), so none can be picked"
+                )
+            if do_sample:
+                probs = torch.softmax(scores / temperature, dim=-1)
+                t = int(torch.multinomial(probs, 1, generator=generator))
+            else:
+                t = int(torch.argmax(scores))
+            out.append(t)
+            pending = [t]
+            if eos_token_id is not None and t == eos_token_id:
+                break
+            if not c.is_done and not c.accept(t):  # pragma: no cover - the mask allowed it
+                raise RuntimeError(f"the constraint refused id {t}, which its mask allowed")
+    return out
 
 
 def heal_for_generate(

@@ -59,13 +59,11 @@ parser states that differ only below the top of their stacks (xgrammar's
 context-independent tokens). Memory: a walk's
 ended ranks and crossing arrays per (pair, node); the sets a compiled grammar has
 reached (held while reachable from its start set; ``_CACHE_SIZE`` compiled
-grammars per vocabulary).
+grammars per tokenizer fingerprint, ``compile_cache``).
 """
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final, TypeVar
 
@@ -75,6 +73,7 @@ import numpy.typing as npt
 from ...errors import TokstreamError, UnsupportedGrammarError
 from ...vocab import PerIndex, VocabIndex
 from ..bitmask import pack_bitmask
+from ..compile_cache import CompileCache, PerFingerprint
 from ..constraint import Allowed, Constraint, check_id
 from ..healing import Healing
 from ..utf8 import ACCEPT, REJECT, describe_invalid, states_along
@@ -246,34 +245,52 @@ class GrammarConstraint(Constraint[_GState]):
     def _can_end(self, value: _GState) -> bool:
         return value[0].can_end
 
+    def _forced(self, value: _GState) -> bytes:
+        """A byte is forced when it is the only one of the 256 after which the Earley
+        set is not dead, and the set cannot end (an ending is a continuation too).
+        Every set left is live (``earley``: it can reach an end), so a forced run ends
+        where the output may end or branch; it stops anyway at ``_MAX_FORCED`` bytes or
+        a set seen before. Exact by bytes (a vocabulary that cannot spell every
+        character restricts the grammar itself: ``Walker.alphabet``); where masks
+        refuse more than the bytes do, the tokens may force more than this, never less.
+
+        Cost: per forced byte, up to 256 ``ESet.step`` calls (memoised on the set, so a
+        state asked again costs dict lookups), stopping at the second live byte."""
+        s, ended = value
+        if ended or s.can_end:
+            return b""
+        out = bytearray()
+        seen = {s}
+        while len(out) < self._MAX_FORCED:
+            only: tuple[int, ESet] | None = None
+            for b in range(256):
+                nxt = s.step(b)
+                if nxt is not None:
+                    if only is not None:
+                        return bytes(out)  # two live bytes: a branch
+                    only = (b, nxt)
+            if only is None:
+                break  # a dead set (never reached: constraint states are live)
+            out.append(only[0])
+            s = only[1]
+            if s.can_end or s in seen:
+                break
+            seen.add(s)
+        return bytes(out)
+
 
 class _Compiler:
-    """Per vocabulary index: an LRU of compiled grammars keyed by their source."""
+    """Per tokenizer fingerprint (``compile_cache.PerFingerprint``: tokenizers with equal
+    fingerprints share one): the walker and the compiled grammars keyed by their source,
+    an LRU within ``_CACHE_SIZE`` and ``_CACHE_BYTES`` that builds a key once however
+    many threads ask together (``compile_cache.CompileCache``)."""
 
     def __init__(self, index: VocabIndex) -> None:
         self.walker = _walkers(index)
-        self._lru: OrderedDict[tuple[object, ...], _Compiled] = OrderedDict()
-        self._bytes = 0
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple[object, ...], build: Callable[[Walker], _Compiled]) -> _Compiled:
-        with self._lock:
-            found = self._lru.get(key)
-            if found is not None:
-                self._lru.move_to_end(key)
-                return found
-        found = build(self.walker)
-        with self._lock:
-            if key not in self._lru:
-                self._lru[key] = found
-                self._bytes += found.nbytes
-            # The newest entry stays even alone over the byte budget.
-            while len(self._lru) > _CACHE_SIZE or (self._bytes > _CACHE_BYTES and len(self._lru) > 1):
-                self._bytes -= self._lru.popitem(last=False)[1].nbytes
-        return found
+        self.cache: CompileCache[_Compiled] = CompileCache(_CACHE_SIZE, _CACHE_BYTES, lambda c: c.nbytes)
 
 
-_compilers: Final = PerIndex(_Compiler)
+_compilers: Final = PerFingerprint(_Compiler)
 
 
 def _prefix_bytes(prefix: bytes | Healing) -> bytes:
@@ -312,12 +329,16 @@ def constraint_from(
     data = _prefix_bytes(prefix)
     what = {"regex": "pattern", "json": "schema"}.get(key[0], "grammar")
 
-    def compile_for(walker: Walker) -> _Compiled:
-        grammar, single = build(walker.alphabet, data)
-        return _Compiled(grammar, walker, single_lexeme=single)
+    compiler = _compilers(tok)
 
-    compiled = _bounded(lambda: _compilers(index).get((*key, data), compile_for), what)
-    return GrammarConstraint(index, compiled, eos_id)
+    def compile_for() -> _Compiled:
+        grammar, single = build(compiler.walker.alphabet, data)
+        return _Compiled(grammar, compiler.walker, single_lexeme=single)
+
+    # _bounded inside the build: the error a build leaves for the callers waiting on it
+    # is already the one to raise.
+    compiled = compiler.cache.get((*key, data), lambda: _bounded(compile_for, what))
+    return GrammarConstraint(index, compiled, eos_id)._bind(tok)
 
 
 T = TypeVar("T")

@@ -4,8 +4,8 @@ The schema compiles (``compiler``) to rules and terminals that the grammar engin
 (``grammar``) turns into a ``GrammarConstraint``: the same Earley sets, vocabulary
 walks and cached masks as ``grammar_constraint``; a schema with no recursion and no
 free-form value is one terminal, a DFA, and steps as fast as a regex. Compiled
-schemas are cached per vocabulary, keyed on the schema's JSON text and the
-whitespace rule.
+schemas are cached per tokenizer fingerprint (``compile_cache``), keyed on the
+schema's canonical JSON (``canonical_json``), the whitespace rule and the prefix.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from .compiler import compile_schema
 if TYPE_CHECKING:
     from ...tokenizer import Tokenizer
 
-__all__ = ["MAX_WHITESPACE", "json_schema_constraint"]
+__all__ = ["MAX_WHITESPACE", "canonical_json", "json_schema_constraint"]
 
 #: The longest run of whitespace the default rule allows at one place: enough for
 #: ``json.dumps(..., indent=2)`` eight levels deep, short enough that a model cannot
@@ -49,6 +49,31 @@ def _whitespace(rule: str | None) -> Node:
                 f"the whitespace regex {rule!r} matches characters that are not JSON whitespace (space, \\t, \\n, \\r)"
             )
     return tree
+
+
+def canonical_json(schema: Any) -> str:
+    """The schema's text as the compile cache keys it: ``json.dumps`` with
+    ``separators=(",", ":")``, ``ensure_ascii=False`` and ``allow_nan=False``, every
+    object's keys *in their own order*. So a dict and its JSON text, or two texts that
+    differ only in whitespace or escapes (``"\u00e9"`` / ``"é"``), share an entry; the
+    compiler reads exactly this text's value (``json_schema_constraint`` parses it back).
+
+    Keys are not sorted, not even a schema object's, because their order is part of the
+    meaning here: properties come in ``properties`` order; a ``const`` or ``enum``
+    object is written in its key order; a ``$ref`` or ``allOf`` merges its properties
+    before or after the object's own ones by where it stands among the object's keys
+    (``schema.Schema.flatten``); ``anyOf`` before ``oneOf`` orders the properties their
+    branches add; two equal ``$anchor`` / ``$id`` resolve to the first. A sorted key
+    could merge two schemas whose constraints differ; an unsorted one only misses a hit
+    between reordered copies of one schema, which a server's clients rarely send.
+
+    >>> canonical_json({"type": "object", "properties": {"b": {}, "a": {"enum": ["é"]}}})
+    '{"type":"object","properties":{"b":{},"a":{"enum":["é"]}}}'
+    """
+    try:
+        return json.dumps(schema, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError) as e:
+        raise UnsupportedSchemaError(f"the schema is not JSON data: {e}") from e
 
 
 def json_schema_constraint(
@@ -85,10 +110,7 @@ def json_schema_constraint(
             raise UnsupportedSchemaError(
                 f"the schema is not valid JSON: {e.msg} (line {e.lineno}, column {e.colno})"
             ) from e
-    try:
-        source = json.dumps(schema, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as e:
-        raise UnsupportedSchemaError(f"the schema is not JSON data: {e}") from e
+    source = canonical_json(schema)
     ws = _whitespace(whitespace)
     root = json.loads(source)  # a private copy: later edits to the caller's dict change nothing
 
