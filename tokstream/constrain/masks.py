@@ -11,9 +11,12 @@ everything, or slices of the vocabulary index's ``order`` plus explicit ids) int
   bitorder="little")`` as little-endian int32. Bits past ``n_vocab`` are zero, so
   padded ids stay disallowed; an all-allowed word is ``-1``. Ids must fit in int32;
 - ``apply``: disallowed logits set to ``-inf`` in place (numpy, or torch when installed);
-- ``draft_masks``: one mask per position of a speculative draft.
+- ``draft_masks``: one mask per position of a speculative draft;
+- ``fill_bitmask_batch``: a whole batch's rows in one call, into the caller's
+  ``(batch, words)`` array (xgrammar's and llguidance's batch shape; *Batches* below).
 
-Every result is a fresh array that the caller owns and may change.
+Every result is a fresh array that the caller owns and may change (``fill_bitmask``
+and ``fill_bitmask_batch`` write into the caller's array instead).
 
 It leaves out: logits narrower than the vocabulary (``apply`` raises), and GPU kernels
 (``apply`` on a torch tensor builds the bool mask on the CPU and moves it).
@@ -62,13 +65,37 @@ vocabulary), ``b"e"`` 2,026; after the first step a slice is usually a few ids.
   per call from the token bytes (a Python scan of the slice) cost ~60 ms for
   ``b" "``; a per-state rank compare ~100 us. The filter of the 8 states holds ``8 x
   V/8`` bytes of words plus ``utf8.Utf8Index`` (``8 x (V + T)`` bytes).
+- *Batches* (``fill_bitmask_batch``): the rows may run on one thread pool per
+  process, shared by every masker (one thread fewer than the cores: the caller works
+  too). Each thread claims the next row until none is left, so a cold row
+  (milliseconds) and warm ones (microseconds) balance; a pool task that has not
+  started when the rows run out is cancelled, not waited for (two callers share the
+  pool without waiting on each other's batches). Measured with ``python
+  bench/batch.py`` (Llama 3, 2 cores; 64 walks of different sample schemas stepped
+  together, a finished walk's row taken by the next schema; 200 steps; two cold
+  copies of tokstream in one run): two threads against one, per step p50 0.97-1.00x,
+  mean 0.99-1.04x; 64 warm rows (cached masks, ~3 us each) ~1.4x slower on two
+  threads (the hand-off costs more than the rows). Threads do not help because a
+  row's work holds the GIL: a cold row is the parser (``ESet.run`` and the crossings'
+  loop, ~65% of its time) and the walker's Python narrow walk; numpy's C loops, the
+  only part that could run without the GIL, are ~5% of it (cProfile) and run on small
+  arrays. So ``threads=None`` is one thread (``_DEFAULT_THREADS``) until the walk
+  and the parser run in compiled code without the GIL. The step costs what its cold
+  rows cost: p50 ~0.4-0.65 s per step of 64 rows against llguidance's 12-16 ms
+  (``fill_next_token_bitmask_par``), 33-41x; a quarter of the rows are new parser
+  states over 1 ms and hold ~97% of the time.
+- A few explicit ids (a grammar's EOS) are set one by one (``_or_ids``, ~0.3 us
+  each): ``np.bitwise_or.at`` and its array checks cost ~11 us, more than the copy of
+  a cached row.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import weakref
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
@@ -95,6 +122,12 @@ _BLOCK = 1024
 _BOOL_BIG = 8192
 #: At most this many allowed ids: ``apply`` saves them, fills -inf and restores them.
 _APPLY_FEW = 4096
+#: At most this many explicit ids are set in a bitmask one by one (``_or_ids``).
+_FEW_IDS = 16
+#: ``fill_bitmask_batch(threads=None)``'s thread count; None would be one per core.
+#: One, while the grammar walk holds the GIL: threads measured no faster cold and
+#: slower warm (module notes, *Batches*). None once the walk runs without the GIL.
+_DEFAULT_THREADS: int | None = 1
 
 
 class _Tables:
@@ -215,9 +248,10 @@ class TokenMasker:
     """Masks of one tokenizer's vocabulary from constraints (module notes).
 
     ``mask`` (bool), ``bitmask`` (int32, xgrammar layout), their batch forms
-    ``mask_batch`` / ``bitmask_batch`` and ``fill_bitmask`` (into an engine's
-    preallocated array), ``apply`` (``-inf`` in place) and ``draft_masks``. Results are
-    fresh arrays. A constraint must come from the same tokenizer object.
+    ``mask_batch`` / ``bitmask_batch``, ``fill_bitmask`` (into an engine's
+    preallocated array) and ``fill_bitmask_batch`` (a batch's rows in one call),
+    ``apply`` (``-inf`` in place) and ``draft_masks``. Results are fresh arrays. A
+    constraint must come from the same tokenizer object.
 
     Cost: construction is O(1) after the tokenizer's first masker (the vocabulary index
     and these tables are cached per tokenizer; the first builds both, ~0.3 s for
@@ -302,6 +336,154 @@ class TokenMasker:
             )
         self._words(self._allowed(constraint), target[:w])
         target[w:] = 0
+
+    def fill_bitmask_batch(
+        self,
+        constraints: Sequence[Constraint[Any]],
+        out: Any,
+        *,
+        indices: Sequence[int] | None = None,
+        threads: int | None = None,
+    ) -> None:
+        """Write ``bitmask(constraints[k])`` into row ``indices[k]`` of ``out`` for every
+        ``k`` (row ``k`` without ``indices``), in one call, the rows spread over a
+        thread pool shared by every masker (module notes, *Batches*).
+
+        The shape of xgrammar's ``BatchGrammarMatcher.batch_fill_next_token_bitmask(
+        matchers, bitmask, indices)`` and of llguidance's ``fill_next_token_bitmask_par(
+        executor, [(matcher, index), ...], bitmask)``: ``out`` is an int32 array
+        ``(batch, words)``, numpy or a CPU torch tensor, ``words >= ceil(n_vocab / 32)``
+        (the extra words are zeroed, as ``fill_bitmask`` does), ``batch`` at least the
+        largest row named; rows not named are left as they are. ``indices`` are
+        distinct rows (negative ones count from the end). Each row is exactly
+        ``fill_bitmask`` of its constraint alone, whatever the threads.
+
+        ``threads``: at most this many threads work on the rows, the caller's
+        included, capped by the cores and the rows: ``1`` computes them in the
+        calling thread; None (the default) is tokstream's choice, today one thread,
+        as the grammar walk holds the GIL and threads measured no faster (module
+        notes, *Batches*). Rows may share a compiled grammar (forks of one
+        constraint, the same schema twice); the same constraint object may appear
+        in several rows.
+
+        Everything is checked before any row is written: a non-array ``out`` or a
+        non-``Constraint`` raises ``TypeError``; a wrong dtype or shape, bad
+        ``indices`` or ``threads``, a tensor off the CPU raise ``TokstreamError``
+        naming the problem; a constraint of another tokenizer, ``ValueError``. An
+        error while computing a row (the first row's in batch order) is raised
+        after every thread has stopped; the rows other threads finished stay written.
+
+        >>> import tokstream
+        >>> from tokstream.constrain import prefix_constraint
+        >>> tok = tokstream.load("cl100k_base")
+        >>> masker = TokenMasker(tok)
+        >>> out = np.zeros((4, masker.n_words), dtype=np.int32)
+        >>> cs = [prefix_constraint(tok, b" wor"), prefix_constraint(tok, b"hel")]
+        >>> masker.fill_bitmask_batch(cs, out, indices=[3, 1])
+        >>> bool((out[3] == masker.bitmask(cs[0])).all()), int(out[0].any())
+        (True, 0)
+        """
+        cs = _constraint_list(constraints)
+        for c in cs:
+            self.check(c)
+        arr = _as_numpy_out(out, "fill_bitmask_batch")
+        if arr.dtype != np.int32:
+            raise TokstreamError(
+                f"fill_bitmask_batch needs an int32 bitmask, got {arr.dtype}; "
+                "allocate it with np.zeros((batch, words), dtype=np.int32) or xgrammar.allocate_token_bitmask"
+            )
+        if arr.ndim != 2:
+            raise TokstreamError(
+                f"fill_bitmask_batch needs a 2-D (batch, words) bitmask, got shape {tuple(arr.shape)}; "
+                "for one row use fill_bitmask"
+            )
+        n_rows, n_cols = arr.shape
+        w = self.n_words
+        if n_cols < w:
+            raise TokstreamError(
+                f"the bitmask has {n_cols} words per row, fewer than the {w} that n_vocab={self.n_vocab} needs; "
+                f"allocate ceil(vocab_size / 32) words with vocab_size >= {self.n_vocab}"
+            )
+        rows = self._batch_rows(indices, len(cs), n_rows)
+        k = _batch_threads(threads, len(cs))
+        jobs = list(zip(cs, rows))
+        if k == 1:
+            for c, r in jobs:
+                self._fill_row(c, arr[r], w)
+            return
+        self._fill_parallel(jobs, arr, w, k)
+
+    @staticmethod
+    def _batch_rows(indices: Sequence[int] | None, n: int, n_rows: int) -> list[int]:
+        """The row of each constraint, validated and made non-negative."""
+        if indices is None:
+            if n > n_rows:
+                raise TokstreamError(
+                    f"the bitmask has {n_rows} rows, fewer than the {n} constraints; "
+                    "allocate at least one row per constraint, or pass indices"
+                )
+            return list(range(n))
+        if isinstance(indices, (str, bytes)) or not hasattr(indices, "__len__"):
+            raise TokstreamError(f"indices must be a sequence of row numbers, got {type(indices).__name__}")
+        # numpy arrays and torch tensors: their items as Python ints
+        items = indices.tolist() if hasattr(indices, "tolist") else list(indices)
+        if len(items) != n:
+            raise TokstreamError(f"{len(items)} indices for {n} constraints; pass one row per constraint")
+        rows: list[int] = []
+        seen: set[int] = set()
+        for i in items:
+            if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
+                raise TokstreamError(f"indices must be ints, got {i!r}")
+            if not -n_rows <= i < n_rows:
+                raise TokstreamError(f"index {i} is out of range for a bitmask of {n_rows} rows")
+            r = int(i) % n_rows
+            if r in seen:
+                raise TokstreamError(f"indices name row {r} twice; each constraint needs its own row")
+            seen.add(r)
+            rows.append(r)
+        return rows
+
+    def _fill_row(self, constraint: Constraint[Any], target: Int32Array, w: int) -> None:
+        """``fill_bitmask``'s work on one (validated) row."""
+        self._words(constraint.allowed(), target[:w])
+        if target.shape[0] > w:
+            target[w:] = 0
+
+    def _fill_parallel(self, jobs: list[tuple[Constraint[Any], int]], arr: Int32Array, w: int, k: int) -> None:
+        """The rows of ``jobs`` on ``k`` threads: ``k - 1`` tasks of the shared pool and
+        the caller's own. Each thread claims the next row until none is left (cold
+        rows cost milliseconds, warm ones microseconds: claiming balances them)."""
+        lock = threading.Lock()
+        nxt = [0]
+        errors: list[tuple[int, BaseException]] = []
+
+        def work() -> None:
+            while True:
+                with lock:
+                    j = nxt[0]
+                    if j >= len(jobs) or errors:
+                        return
+                    nxt[0] = j + 1
+                c, r = jobs[j]
+                try:
+                    self._fill_row(c, arr[r], w)
+                except Exception as e:  # raised in the caller, below
+                    with lock:
+                        errors.append((j, e))
+                    return
+
+        pool = _shared_pool()
+        futures: list[Future[None]] = [pool.submit(work) for _ in range(k - 1)]
+        try:
+            work()
+        finally:
+            for f in futures:
+                # A task that has not started (the pool busy with another caller's
+                # batch) is not waited for: the rows are all claimed.
+                if not f.cancel():
+                    f.result()
+        if errors:
+            raise min(errors, key=lambda e: e[0])[1]
 
     # -- logits -------------------------------------------------------------------------
 
@@ -446,6 +628,20 @@ class TokenMasker:
             raise InvalidTokenIdError(bad, "constraint", self.n_vocab)
         return ids
 
+    def _or_ids(self, w: Int32Array, a: Allowed) -> None:
+        """Set the bits of ``a.ids`` in the words ``w``. A few ids (a grammar's EOS)
+        one by one, ~0.3 us each; ``np.bitwise_or.at`` and the array checks cost ~11
+        us whatever the count."""
+        if len(a.ids) > _FEW_IDS:
+            ids = self._explicit(a)
+            np.bitwise_or.at(w, ids >> 5, BITS[ids & 31])
+            return
+        n = self.n_vocab
+        for i in a.ids:
+            if not 0 <= i < n:
+                raise InvalidTokenIdError(i, "constraint", n)
+            w[i >> 5] |= BITS[i & 31]
+
     def _ids(self, a: Allowed) -> npt.NDArray[np.intp]:
         """Every id ``a`` lists (slices and explicit ids; may repeat)."""
         keep = None if a.utf8_state is None else self._tables.utf8_ok(a.utf8_state)
@@ -555,8 +751,7 @@ class TokenMasker:
             if a.slices:
                 out |= self._words(Allowed(everything=False, slices=a.slices, utf8_state=a.utf8_state), None)
             if a.ids:
-                ids = self._explicit(a)
-                np.bitwise_or.at(out, ids >> 5, BITS[ids & 31])
+                self._or_ids(out, a)
             return out
         big = [s for s in a.slices if s[1] - s[0] >= _BLOCK]
         small = [s for s in a.slices if 0 < s[1] - s[0] < _BLOCK]
@@ -589,8 +784,7 @@ class TokenMasker:
             else:
                 np.bitwise_or.at(w, np.concatenate(words), np.concatenate(bits))
         if a.ids:
-            ids = self._explicit(a)
-            np.bitwise_or.at(w, ids >> 5, BITS[ids & 31])
+            self._or_ids(w, a)
         return w
 
 
@@ -600,18 +794,61 @@ def _constraint_list(constraints: Sequence[Constraint[Any]]) -> list[Constraint[
     return list(constraints)
 
 
-def _as_numpy_out(out: Any) -> npt.NDArray[Any]:
+def _as_numpy_out(out: Any, what: str = "fill_bitmask") -> npt.NDArray[Any]:
     """``out`` as a writable numpy array sharing its memory (a CPU torch tensor too)."""
     if type(out).__module__.split(".", 1)[0] == "torch":
         if out.device.type != "cpu":
-            raise ValueError(
-                f"fill_bitmask writes CPU memory; the tensor is on {out.device}: fill a CPU (pinned) "
+            raise TokstreamError(
+                f"{what} writes CPU memory; the tensor is on {out.device}: fill a CPU (pinned) "
                 "tensor and copy it to the device, as engines do"
             )
         arr: npt.NDArray[Any] = out.numpy()
         return arr
     if not isinstance(out, np.ndarray):
-        raise TypeError(f"fill_bitmask needs a numpy int32 array or a CPU torch tensor, got {type(out).__name__}")
+        raise TypeError(f"{what} needs a numpy int32 array or a CPU torch tensor, got {type(out).__name__}")
     if not out.flags.writeable:
-        raise ValueError("fill_bitmask needs a writable array")
+        raise TokstreamError(f"{what} needs a writable array")
     return out
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return os.cpu_count() or 1
+
+
+_pool_lock: Final = threading.Lock()
+_pool: ThreadPoolExecutor | None = None
+
+
+def _shared_pool() -> ThreadPoolExecutor:
+    """The batch fill's worker threads, one pool per process, made on first use: one
+    thread fewer than the cores (the caller works too)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=max(_cores() - 1, 1), thread_name_prefix="tokstream-masks")
+        return _pool
+
+
+def _forget_pool() -> None:
+    # A forked child has none of the parent's threads: it makes its own pool.
+    global _pool
+    _pool = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
+def _batch_threads(threads: int | None, n: int) -> int:
+    """How many threads fill ``n`` rows (``fill_bitmask_batch``'s ``threads``)."""
+    if threads is None:
+        k = _cores() if _DEFAULT_THREADS is None else _DEFAULT_THREADS
+    elif isinstance(threads, (bool, np.bool_)) or not isinstance(threads, (int, np.integer)) or threads < 1:
+        raise TokstreamError(f"threads must be a positive int or None, got {threads!r}")
+    else:
+        k = min(int(threads), _cores())
+    return max(1, min(k, n))
