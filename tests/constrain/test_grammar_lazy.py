@@ -28,13 +28,16 @@ import numpy as np
 import pytest
 from helpers import fixture_file, fixture_tokenizer
 from hypothesis import given
+from hypothesis import strategies as st
 from regex_strategy import regexes
 from strategies import hyp_settings
 
 import tokstream
-from tokstream.constrain.grammar.automaton import Dfa, compile_dfa, compile_dfa_eager
+from tokstream.constrain.grammar.automaton import Dfa, compile_dfa, compile_dfa_eager, difference
+from tokstream.constrain.grammar.charset import ANY
 from tokstream.constrain.grammar.constraint import GrammarConstraint, _Compiled, _walkers
 from tokstream.constrain.grammar.earley import Grammar
+from tokstream.constrain.grammar.nodes import Alt, Chars, Machine, Repeat, literal
 from tokstream.constrain.grammar.regex import parse_regex
 from tokstream.constrain.json_schema.compiler import compile_schema
 from tokstream.constrain.json_schema.constraint import _whitespace
@@ -59,6 +62,25 @@ def _same_language(lazy: Dfa, eager: Dfa, limit: int = 20_000) -> None:
                 seen.add((ta, tb))
                 todo.append((ta, tb))
         assert len(seen) < limit
+
+
+_WORD = st.text(alphabet="ab\u00e9\u65e5\U0001f600", max_size=5)
+
+
+@hyp_settings(200)
+@given(words=st.lists(_WORD, min_size=1, max_size=8), probes=st.lists(_WORD, max_size=30), narrow=st.booleans())
+def test_any_string_but_these_words(words: list[str], probes: list[str], narrow: bool) -> None:
+    # "Any name but the listed ones" (an object's other properties) is built as a trie
+    # with exits, not by the product: its language is that of Python's set membership,
+    # in the lazy and the eager automaton alike.
+    chars = ((0x61, 0x62), (0xE9, 0xE9), (0x65E5, 0x65E5), (0x1F600, 0x1F600)) if narrow else ANY
+    names = difference(Repeat(Chars(chars), 0, None), Alt(tuple(literal(w) for w in words)))
+    assert isinstance(names, Machine)
+    lazy, eager = compile_dfa(names), compile_dfa_eager(names)
+    assert lazy is not None and eager is not None
+    for probe in [*probes, *words, "z", "az", ""]:
+        expected = probe not in words and (not narrow or "z" not in probe)
+        assert lazy.matches(probe) == expected == eager.matches(probe), (words, probe)
 
 
 @hyp_settings(200)
