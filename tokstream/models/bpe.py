@@ -525,8 +525,9 @@ def _merge_ids_of(
     n: int,
     prefix: str,
     where: str,
-) -> tuple[list[str], list[str], tuple[_U64, _U64, _I64]]:
-    """The merges' left and right parts, and the ids of their parts and merged tokens;
+) -> tuple[tuple[str, ...], tuple[str, ...], tuple[_U64, _U64, _I64]]:
+    """The merges' left and right parts (tuples: untracked by the cyclic GC, where a
+    list of 280k strings is traversed in every full collection), and the ids of their parts and merged tokens;
     a merge whose part or merged token is not a token raises, naming it.
 
     ``blocks`` give the ``n`` merges in order as (left parts, right parts). The lookups
@@ -568,7 +569,7 @@ def _merge_ids_of(
         lefts += left
         rights += right
         start = end
-    return lefts, rights, (a_ids, b_ids, new_ids)
+    return tuple(lefts), tuple(rights), (a_ids, b_ids, new_ids)
 
 
 class _PairTable:

@@ -100,7 +100,8 @@ class Walker:
     ) -> None:
         self.n_vocab = n_vocab
         self.order: IntpArray = order
-        self.data = data
+        # A tuple: untracked by the cyclic GC (``vocab.Vocab.table``).
+        self.data: tuple[bytes, ...] = tuple(data)
         self.alphabet = alphabet
         self._slicing = False
         self._slices: _Slices | None = None
