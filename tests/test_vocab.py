@@ -27,7 +27,7 @@ def test_index_first_builds_the_table_without_deadlock(tid: str) -> None:
     worker.join(timeout=60)
     assert done, "vocab.index did not return (deadlock?)"
     assert done[0] is vocab.index
-    assert vocab.index.token_bytes == [
+    assert list(vocab.index.token_bytes) == [
         b"" if (i in vocab.special_ids or b is None) else b for i, b in enumerate(vocab.table)
     ]
 
