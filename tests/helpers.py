@@ -630,6 +630,26 @@ def generate_pair(
     return rows
 
 
+def generate_one(model: Any, ids: Sequence[int], processor: Any, eos: int, **kwargs: Any) -> list[int]:
+    """``model.generate`` on one prompt under ``processor`` (``max_new_tokens`` 8 unless
+    given; ``kwargs`` go to ``generate``); the new ids (torch and transformers must be
+    importable)."""
+    import torch
+    import transformers
+
+    kwargs.setdefault("max_new_tokens", 8)
+    out = model.generate(
+        torch.tensor([list(ids)]),
+        attention_mask=torch.ones(1, len(ids), dtype=torch.long),
+        logits_processor=transformers.LogitsProcessorList([processor]),
+        eos_token_id=eos,
+        pad_token_id=eos,
+        **kwargs,
+    )
+    new: list[int] = out[0, len(ids) :].tolist()
+    return new
+
+
 def tiny_llama(
     vocab_size: int, *, width: int = 16, layers: int = 1, positions: int = 256, seed: int = 0, **config: Any
 ) -> Any:

@@ -284,21 +284,25 @@ def _names(forced: dict[str, str], general: dict[str, str]) -> list[Any]:
     return [*sorted(forced), *(pytest.param(n, marks=pytest.mark.slow) for n in sorted(general))]
 
 
-@pytest.mark.parametrize("tid", TIDS)
-@pytest.mark.parametrize("name", _names(FORCED_REGEXES, REGEXES))
-@given(data=st.data())
-@hyp_settings(6)
-def test_regex_forced(tid: str, name: str, data: st.DataObject) -> None:
-    tok = fixture_tokenizer(tid)
-    eos = eos_of(tid)
-    oracle = _regex_oracle(name)
-    c = tokstream.regex_constraint(tok, ALL_REGEXES[name], eos_id=eos)
+def _check_forced_walk(c: Constraint[Any], oracle: Oracle, tid: str, eos: int, data: st.DataObject) -> None:
+    """A drawn walk of ``c``: at every state the forced bytes by the oracle and the
+    forced ids by the tokenizer, then the walk's own checks."""
     states, final, ended = walk(c, tid, data, steps=10, eos=eos)
     suffixes = _suffixes(data)
     for state, out in states:
         check_bytes_by_oracle(state, oracle, out)
         check_ids(state, tid, suffixes)
     check_walk(states, final, ended, tid)
+
+
+@pytest.mark.parametrize("tid", TIDS)
+@pytest.mark.parametrize("name", _names(FORCED_REGEXES, REGEXES))
+@given(data=st.data())
+@hyp_settings(6)
+def test_regex_forced(tid: str, name: str, data: st.DataObject) -> None:
+    eos = eos_of(tid)
+    c = tokstream.regex_constraint(fixture_tokenizer(tid), ALL_REGEXES[name], eos_id=eos)
+    _check_forced_walk(c, _regex_oracle(name), tid, eos, data)
 
 
 @pytest.mark.parametrize("tid", TIDS)
@@ -306,16 +310,9 @@ def test_regex_forced(tid: str, name: str, data: st.DataObject) -> None:
 @given(data=st.data())
 @hyp_settings(6)
 def test_grammar_forced(tid: str, name: str, data: st.DataObject) -> None:
-    tok = fixture_tokenizer(tid)
     eos = eos_of(tid)
-    oracle = _lark_oracle(name)
-    c = tokstream.grammar_constraint(tok, ALL_GRAMMARS[name], eos_id=eos)
-    states, final, ended = walk(c, tid, data, steps=10, eos=eos)
-    suffixes = _suffixes(data)
-    for state, out in states:
-        check_bytes_by_oracle(state, oracle, out)
-        check_ids(state, tid, suffixes)
-    check_walk(states, final, ended, tid)
+    c = tokstream.grammar_constraint(fixture_tokenizer(tid), ALL_GRAMMARS[name], eos_id=eos)
+    _check_forced_walk(c, _lark_oracle(name), tid, eos, data)
 
 
 @pytest.mark.parametrize("tid", TIDS)

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers import tiktoken_reference, tiny_llama
+from helpers import generate_one, tiktoken_reference, tiny_llama
 
 import tokstream
 from tokstream.constrain import Constraint, TokenMasker
@@ -104,21 +104,8 @@ def _text(ids: list[int]) -> str:
 
 
 def _pinned_generate(model: Any, prompt: list[int], c: Constraint[Any], max_new_tokens: int) -> list[int]:
-    import torch
-    import transformers
-
     processor = ConstraintLogitsProcessor(TOK, c, pin_forced=True)
-    out = model.generate(
-        torch.tensor([prompt]),
-        attention_mask=torch.ones(1, len(prompt), dtype=torch.long),
-        logits_processor=transformers.LogitsProcessorList([processor]),
-        max_new_tokens=max_new_tokens,
-        do_sample=False,
-        eos_token_id=EOS,
-        pad_token_id=EOS,
-    )
-    new: list[int] = out[0, len(prompt) :].tolist()
-    return new
+    return generate_one(model, prompt, processor, EOS, max_new_tokens=max_new_tokens, do_sample=False)
 
 
 def _forced_count(c: Constraint[Any], ids: list[int]) -> int:

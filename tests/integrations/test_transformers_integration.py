@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers import generate_pair
+from helpers import generate_one, generate_pair
 
 torch = pytest.importorskip("torch")
 
@@ -224,18 +224,8 @@ def _tiny_gpt2(vocab_size: int) -> Any:
 
 def _generate_one(model: Any, ids: list[int], processor: Any, **kwargs: Any) -> list[int]:
     """``model.generate`` on one prompt under ``processor``; the new ids."""
-    transformers = pytest.importorskip("transformers")
-    kwargs.setdefault("max_new_tokens", 8)
-    out = model.generate(
-        torch.tensor([ids]),
-        attention_mask=torch.ones(1, len(ids), dtype=torch.long),
-        logits_processor=transformers.LogitsProcessorList([processor]),
-        eos_token_id=EOS,
-        pad_token_id=EOS,
-        **kwargs,
-    )
-    new: list[int] = out[0, len(ids) :].tolist()
-    return new
+    pytest.importorskip("transformers")
+    return generate_one(model, ids, processor, EOS, **kwargs)
 
 
 X = TOK.encode("x")[0]

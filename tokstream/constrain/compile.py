@@ -135,15 +135,14 @@ def _lookup(make: partial[GrammarConstraint], first_mask: bool, again: bool) -> 
     ``again``: after awaiting that future (not counted as a second hit)."""
     try:
         with no_wait(again=again):
-            constraint = make()
+            return _compile_waiting(make, first_mask)
     except Pending as p:
         return p.future
-    if first_mask:
-        constraint.allowed()  # cached with the compiled grammar: later masks of it are hits
-    return constraint
 
 
 def _compile_waiting(make: partial[GrammarConstraint], first_mask: bool) -> GrammarConstraint:
+    """The constraint, compiling or waiting for its compile here; its first mask too
+    when asked (cached with the compiled grammar: later masks of it are hits)."""
     constraint = make()
     if first_mask:
         constraint.allowed()
