@@ -11,7 +11,7 @@ setup(
     ext_modules=[
         Extension(
             "tokstream._native",
-            ["tokstream/_native.c", "tokstream/_native_text.c", "tokstream/_native_keys.c"],
+            ["tokstream/_native.c", "tokstream/_native_text.c", "tokstream/_native_keys.c", "tokstream/_native_walk.c"],
             depends=["tokstream/_native.h"],
             optional=True,
             extra_compile_args=["-O3", "-std=c99"],

@@ -487,12 +487,14 @@ static PyMethodDef module_methods[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "tokstream._native",
-    "tokstream's compiled core (optional): the BPE merge loop, the text encoder and the block keys.", -1,
+    "tokstream's compiled core (optional): the BPE merge loop, the text encoder, the block keys and the token trie's walk.", -1,
     module_methods,
 };
 
 PyMODINIT_FUNC PyInit__native(void) {
-    if (PyType_Ready(&ts_PairTableType) < 0 || PyType_Ready(&ts_TextEncoderType) < 0) return NULL;
+    if (PyType_Ready(&ts_PairTableType) < 0 || PyType_Ready(&ts_TextEncoderType) < 0 ||
+        PyType_Ready(&ts_TokenTrieType) < 0)
+        return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     Py_INCREF(&ts_PairTableType);
@@ -504,6 +506,12 @@ PyMODINIT_FUNC PyInit__native(void) {
     Py_INCREF(&ts_TextEncoderType);
     if (PyModule_AddObject(m, "TextEncoder", (PyObject *)&ts_TextEncoderType) < 0) {
         Py_DECREF(&ts_TextEncoderType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&ts_TokenTrieType);
+    if (PyModule_AddObject(m, "TokenTrie", (PyObject *)&ts_TokenTrieType) < 0) {
+        Py_DECREF(&ts_TokenTrieType);
         Py_DECREF(m);
         return NULL;
     }

@@ -1,5 +1,6 @@
 /* What the compiled core's files share: the pair table and the module (_native.c), the
- * text encoder (_native_text.c) and the block keys (_native_keys.c). */
+ * text encoder (_native_text.c), the block keys (_native_keys.c) and the token trie's
+ * walk (_native_walk.c). */
 #ifndef TOKSTREAM_NATIVE_H
 #define TOKSTREAM_NATIVE_H
 
@@ -52,5 +53,6 @@ PyObject *ts_sha_extensions(PyObject *module, PyObject *ignored);
 
 extern PyTypeObject ts_PairTableType;
 extern PyTypeObject ts_TextEncoderType;
+extern PyTypeObject ts_TokenTrieType;
 
 #endif

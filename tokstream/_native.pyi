@@ -29,3 +29,29 @@ def chain_keys(
 
 def sha_extensions() -> bool:
     """Whether ``chain_keys`` runs on the CPU's SHA extensions."""
+
+class TokenTrie:
+    """The vocabulary's byte trie walked through a lazy DFA's table (``_native_walk.c``)."""
+
+    def __init__(
+        self,
+        byte: bytes,
+        child_lo: object,
+        child_hi: object,
+        has_tok: bytes,
+        has_kids: bytes,
+        sub_lo: object,
+        tok_n: object,
+        sub_hi: object,
+    ) -> None: ...
+    def walk(
+        self,
+        table: object,
+        expanded: object,
+        accepting: object,
+        nodes: bytes,
+        states: bytes,
+        crossings: bool,
+        allowed: object = ...,
+    ) -> tuple[bytes, bytes, bytes, bytes]: ...
+    def refused(self, nodes: bytes, allowed: object) -> bytes: ...

@@ -217,6 +217,12 @@ class Dfa:
             table, expanded, acc = self._gen
         return table, acc
 
+    def walk_tables(self) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+        """The current one-offset walk table, its ``expanded`` flags and ``accepting``
+        flags (``walk_arrays``' layout), as they are: rows not expanded yet read as
+        dead, so a reader checks ``expanded`` first (the compiled walk does)."""
+        return self._gen
+
     def expand(self, state: int) -> tuple[int, ...]:
         """The row of ``state``, computed (and its targets made) if it is new."""
         row = self.rows[state]

@@ -8,20 +8,22 @@ level, tokens ending inside a UTF-8 character included.
 
 The mask of a set is built from its *scan pairs* ``(terminal, DFA state)``:
 
-- *Walks* (``walker.Walker.walk``, cached per pair and trie node for the compiled
+- *Walks* (``walker.Walker.walk``, from the root cached per pair for the compiled
   grammar): the tokens' bytes below a node of the vocabulary's byte trie run
   through the terminal's DFA from that state at once, in numpy, one trie depth at
   a time (dense over a depth's range when most of it is alive, else over the alive
   frontier). A token alive to its end is allowed by this pair alone (the lexeme
   goes on: no parser needed); an alive node in an accepting state that has
   children is a *crossing*: a lexeme may end there, inside the tokens below it.
-- *Crossings*: only they need the parser. A crossing runs its node's bytes through
-  the parser once (``ESet.run``, memoised per byte on hash-consed sets); if at most
-  ``_FEW_CROSSINGS`` tokens below it are still refused, each runs its remaining
-  bytes from the new set, else the node's subtree is walked from the new set's
-  pairs (recursion). A walk with many crossings first drops, in numpy, those whose
-  tokens are all allowed already. A regex is one lexeme that nothing follows: no
-  crossings are collected.
+- *Crossings*: only they need the parser. A lexeme that ends at a crossing ends in
+  some accepting DFA state; the parser takes that end once per (pair, state)
+  (``ESet.after_lexeme``: the set's scans of that pair moved to that state; exact,
+  as a set is the union of what its scans derive), so every crossing where a string
+  closes (``",``, ``"}``, ``"]`` ...) shares one new set. The tokens below all the
+  crossings that share a set are then walked from its pairs at once
+  (``Walker.walk_below``), recursively; crossings whose tokens are all allowed
+  already are dropped first (``Walker.refused``). A regex is one lexeme that nothing follows:
+  no crossings are collected.
 
 The set's mask (packed int32 words, ``TokenMasker.bitmask``'s layout) is cached on
 the set; ``Allowed.words`` hands it to ``TokenMasker`` (one copy, ~13 us on
@@ -34,30 +36,23 @@ vocabulary (byte-level BPE, byte fallback) restricts nothing. The masks are exac
 when every character of every token is itself spellable (true of the vocabularies
 tested); otherwise they can only refuse more, never allow a dead end.
 
-Cost (``bench/grammar.py``, o200k_base): the walker's trie, once per vocabulary
-index (~0.3 s, 28 MB: ``walker``); compile O(grammar) (``automaton``; 1-5 ms for
-the bench's regexes). A walk costs ~4 ms for a state that takes nearly every token
-(``[^"]*``; the walk over the flattened token bytes it replaced, 20-35 ms) and
-0.1-1 ms for a narrow one (was 2-3 ms), then a dict hit. A regex's new DFA state
-costs one walk; a grammar's new parser state costs its pairs' cached walks plus its
-crossings: 10-100 ms when tokens hold many lexeme ends (runs of spaces under
-``%ignore``, ``((`` and ``--`` under nesting: each level is a new Earley set, so
-nothing cached on another level applies), most of it ``ESet.run`` per candidate
-token. Tried on the arithmetic grammar's random walks (p90 of a new state): every
-crossing candidate through the parser, 230 ms; a walk per group of candidates
-sharing a prefix, 130 ms; groups plus a few candidates one by one, 60 ms; the trie
-(a crossing is a node, so no grouping step), up to 512 candidates one by one and
-the numpy prefilter, ~30 ms. Tried after that and dropped (pooled grammar p99 on the
-bench, 11-13 ms kept): stepping the parser down a small crossing's subtree of the
-trie, pruning dead bytes (16-75 ms: it also visits tokens already allowed); running
-the refused candidates as groups that share a byte (13-17 ms: the grouping costs a
-Python step per candidate and byte, as a run does); stepping a crossing's first byte
-once per child of its node before the runs (10.3-10.7 ms against 9.2-16 ms: within
-the noise); inlining the closure's ``add`` (no change measurable). What would close
-the gap: the Earley steps in compiled code (issue 18), and masks cached across
-parser states that differ only below the top of their stacks (xgrammar's
-context-independent tokens). Memory: a walk's
-ended ranks and crossing arrays per (pair, node); the sets a compiled grammar has
+Cost: the walker's trie, once per vocabulary index (~0.3 s, 28 MB: ``walker``);
+compile O(grammar) (``automaton``). A walk in the compiled core costs a few ns per
+alive trie node (~10 us for a number's 1,110 digit tokens on Llama 3, where the pure
+walk took ~3 ms); the pure walk ~4 ms for a state that takes nearly every token
+(``[^"]*``) and 0.1-1 ms for a narrow one. A new parser state costs its pairs' walks
+plus, per (pair, end state) of its crossings, one ``after_lexeme`` and one walk
+below those crossings. History of the crossings (pooled grammar p99 on the bench):
+every crossing candidate through the parser, 230 ms; then groups of candidates
+sharing a prefix, 130 ms; then the trie with up to 512 candidates run one by one
+through ``ESet.run`` and the rest walked per crossing, ~30 ms and 11-13 ms after
+tuning; replaced (2026-12-07) by one set per lexeme end state and one walk for all
+the crossings sharing it, with the walk in C: on a Glaive schema with free
+additional properties the mean mask went 4.8 ms -> 1.7 ms (2.7M ``ESet.run`` calls
+over 4,564 masks -> none). What would close the rest: the Earley steps in compiled
+code (issue 18), and masks cached across parser states that differ only below the
+top of their stacks (xgrammar's context-independent tokens). Memory: a root
+walk's ended ranks and crossing arrays per pair; the sets a compiled grammar has
 reached (held while reachable from its start set; ``_CACHE_SIZE`` compiled
 grammars per tokenizer fingerprint, ``compile_cache``).
 """
@@ -88,15 +83,8 @@ __all__ = ["GrammarConstraint", "constraint_from", "grammar_constraint", "regex_
 Int32Array = npt.NDArray[np.int32]
 IntpArray = npt.NDArray[np.intp]
 
-#: At most this many refused tokens below a crossing run one by one through the
-#: parser; more walk the crossing's subtree (module notes). Measured on the bench's
-#: grammars: 8 -> 512 took config's first mask from 0.64 s to 0.15 s and
-#: arithmetic's from 0.16 s to 0.05 s (a walk has ~15 numpy calls per depth).
-_FEW_CROSSINGS: Final = 512
 #: A single lexeme's mask with at most this many tokens is packed sparsely (``words``).
 _SPARSE_PACK: Final = 2048
-#: A walk with more crossings than this filters them in numpy first (``_resolve``).
-_MANY_CROSSINGS: Final = 256
 #: Compiled grammars kept per vocabulary index (a server reuses a few patterns), and
 #: the automata's bytes they may hold together: a large JSON Schema's DFA has 10,000+
 #: states at ~5 KB each (the int32 table, the walker's intp copy, the rows for
@@ -151,56 +139,53 @@ class _Compiled:
                 s.cache = words
                 return words
         allowed = np.zeros(len(w.order), dtype=np.bool_)
-        self._resolve(s, allowed, 0, set())
+        self._resolve(s, allowed, None, {})
         mask = np.zeros(w.n_vocab, dtype=np.bool_)
         mask[w.order[allowed]] = True
         words = pack_bitmask(mask)
         s.cache = words
         return words
 
-    def _resolve(self, s: ESet, allowed: npt.NDArray[np.bool_], node: int, seen: set[tuple[ESet, int]]) -> None:
-        """Mark in ``allowed`` (per rank) the tokens below trie ``node`` whose
-        remaining bytes set ``s`` (the set after the node's bytes) takes without
-        dying. Tokens alive through one lexeme come from the cached walks; at a
-        crossing (a node where a lexeme may end) the parser runs the node's bytes
-        once and the tokens below it are walked from the new set (one ``ESet.run``
-        per crossing, not per token); a crossing with few candidates runs them one
-        by one."""
-        found: list[Crossings] = []
+    def _resolve(
+        self, s: ESet, allowed: npt.NDArray[np.bool_], nodes: IntpArray | None, seen: dict[ESet, set[int]]
+    ) -> None:
+        """Mark in ``allowed`` (per rank) the tokens below the trie ``nodes`` (None:
+        the root) whose remaining bytes set ``s`` (the set after each node's bytes)
+        takes without dying. Tokens alive through one lexeme come from the walks of
+        the set's pairs (cached from the root); at a crossing (a node where a lexeme
+        may end) the parser takes the lexeme's end once per DFA state it ends in
+        (``ESet.after_lexeme``), and the tokens below all the crossings that share
+        that set are walked from it at once (``Walker.walk_below``), recursively.
+        ``seen``: per set, the nodes already walked from it."""
+        w = self.walker
+        found: list[tuple[int, int, IntpArray, IntpArray]] = []
         for terminal, state in s.pairs:
-            ended, c = self.walk(terminal, state, node)
-            allowed[ended] = True
-            if c.node.size:
-                found.append(c)
-        data = self.walker.data
-        off = int(self.walker.depth[node])
-        for c in found:
-            if len(c.node) > _MANY_CROSSINGS:
-                # Most crossings' candidates are already allowed (the lexeme goes on
-                # through them): keep, at C speed, those with one still refused. The
-                # loop checks again, as earlier crossings allow more.
-                refused = np.concatenate([[0], np.cumsum(~allowed)])
-                c = Crossings(*(a[refused[c.hi] > refused[c.cand]] for a in c))
-            rows = zip(c.q.tolist(), c.node.tolist(), c.lo.tolist(), c.cand.tolist(), c.hi.tolist())
-            for q, below, lo, cand, hi in rows:
-                rest = allowed[cand:hi]
-                pending = rest.size - np.count_nonzero(rest)
-                if not pending:
-                    continue
-                nxt = s.run(data[lo][off:q])  # the crossing's bytes, once
+            if nodes is None:
+                ended, c = self.walk(terminal, state, 0)
+                allowed[ended] = True
+                cross, ends = c.node, c.state
+            else:
+                cross, ends = w.walk_below(self.grammar.dfas[terminal], state, nodes, allowed)
+            if cross.size:
+                found.append((terminal, state, cross, ends))
+        for terminal, state, cross, ends in found:
+            # Most crossings' candidates are allowed already (the lexeme goes on
+            # through them): keep those with one still refused.
+            keep = w.refused(cross, allowed)
+            if not keep.any():
+                continue
+            cross, ends = cross[keep], ends[keep]
+            for to in np.unique(ends).tolist():
+                nxt = s.after_lexeme(terminal, state, to)
                 if nxt is None:
                     continue
-                if pending <= _FEW_CROSSINGS:
-                    for t in (cand + np.flatnonzero(~rest)).tolist():
-                        if nxt.run(data[t][q:]) is not None:
-                            allowed[t] = True
-                    continue
-                # The same set and node via another pair or lexeme split: once. (The
-                # set itself is the key, not its id: a grammar may forget sets.)
-                key = (nxt, below)
-                if key not in seen:
-                    seen.add(key)
-                    self._resolve(nxt, allowed, below, seen)
+                # The same set from the same node via another pair or lexeme split:
+                # once. (The set itself is the key: a grammar may forget sets.)
+                done = seen.setdefault(nxt, set())
+                fresh = [v for v in cross[ends == to].tolist() if v not in done]
+                if fresh:
+                    done.update(fresh)
+                    self._resolve(nxt, allowed, np.array(fresh, dtype=np.intp), seen)
 
 
 #: A grammar constraint's value: (the Earley set, whether EOS was accepted).

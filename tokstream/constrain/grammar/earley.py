@@ -265,7 +265,8 @@ class ESet:
         self.scans: set[Scan] = set()
         self.waiting: dict[int, list[Item]] = {}
         self.can_end = False
-        self._next: dict[int, Any] = {}
+        # Per byte, and per (terminal, state, state) for ``after_lexeme``.
+        self._next: dict[int | tuple[int, int, int], Any] = {}
         self.cache: object = None
         self.pairs: tuple[tuple[int, int], ...] = ()
 
@@ -331,6 +332,33 @@ class ESet:
                 moved.add((r, dot, self if origin is None else origin, t))
         found = self.grammar.intern(frozenset(moved))
         self._next[byte] = found
+        return found
+
+    def after_lexeme(self, terminal: int, state: int, to: int) -> ESet | None:
+        """The part of ``run(data)`` that comes from this set's scans of ``terminal``
+        in DFA ``state``, for bytes ``data`` that take that DFA from ``state`` to
+        ``to`` (the caller's walk knows ``to``): those scans, moved to ``to``.
+
+        Exact because a set is the closure of its scans and closure is a union of
+        what each scan derives: ``run(data)`` is the union of this part and the parts
+        of the other scans, which a mask walks on their own. So every crossing of one
+        lexeme that ends in one DFA state shares one set (a string's closing quote
+        inside ``",``, ``"}``, ``"]`` ...), where ``run`` made one per crossing.
+
+        Cost: one pass over the scans, then ``Grammar.intern``; memoised per set."""
+        key = (terminal, state, to)
+        nxt = self._next.get(key, _UNSEEN)
+        if nxt is not _UNSEEN:
+            known: ESet | None = nxt
+            return known
+        rules = self.grammar.rules
+        moved = {
+            (r, dot, self if origin is None else origin, to)
+            for r, dot, origin, q in self.scans
+            if q == state and ~rules[r][1][dot] == terminal
+        }
+        found = self.grammar.intern(frozenset(moved))
+        self._next[key] = found
         return found
 
     def run(self, data: bytes) -> ESet | None:

@@ -32,6 +32,14 @@ digits) walks in Python first (``_walk_narrow``: per alive node, its allowed byt
 bisected among the node's children), ~1 us per alive node instead of ~20 us per depth
 of numpy passes; a depth with more work than ``_NARROW`` goes to the numpy walk.
 
+Where the compiled core is built, every walk runs in C instead (``_native_walk.c``,
+``TokenTrie``): breadth first over the same trie and the DFA's one-offset table, a
+few ns per alive node, without the GIL; the states it reaches before they are
+expanded come back *pending*, are expanded here (the lazy DFA's derivatives), and
+walked on. The pure walk above stays the fallback and, with ``walk_reference``, the
+oracle the tests hold it to. ``walk_below`` walks from many nodes in one state at
+once: a parser's lexeme that ended at many crossings (``constraint``).
+
 ``walk_reference`` is the slow, readable definition the tests hold the fast walk to:
 each token's bytes through ``Dfa.run``, in Python.
 """
@@ -47,6 +55,7 @@ from typing import TYPE_CHECKING, Final, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from ..._native_loader import native
 from .charset import normalize
 
 if TYPE_CHECKING:
@@ -68,17 +77,19 @@ class Crossings(NamedTuple):
     """A walk's crossings, shallowest first, one entry per node: its depth ``q``, the
     node, and the ranks below it, ``[lo, hi)``; those of ``[cand, hi)`` are longer
     than ``q`` (the candidates whose lexeme may end at ``q``), ``[lo, cand)`` are the
-    node's own spelling."""
+    node's own spelling; ``state``, the DFA state the walk is in at the node (an
+    accepting one)."""
 
     q: IntpArray
     node: IntpArray
     lo: IntpArray
     cand: IntpArray
     hi: IntpArray
+    state: IntpArray
 
 
 _EMPTY: Final = np.zeros(0, dtype=np.intp)
-_NO_CROSSINGS: Final = Crossings(_EMPTY, _EMPTY, _EMPTY, _EMPTY, _EMPTY)
+_NO_CROSSINGS: Final = Crossings(_EMPTY, _EMPTY, _EMPTY, _EMPTY, _EMPTY, _EMPTY)
 
 #: A depth runs dense when at least this share of its range is alive or expanded.
 _DENSE: Final = 0.25
@@ -194,6 +205,21 @@ class Walker:
         self.has_tok: BoolArray = self.tok_n > 0
         self.has_kids: BoolArray = kids > 0
         self.multi = bool((self.tok_n > 1).any())
+        # The compiled walk's copy of the trie (``_native_walk.c``), when it is built.
+        self._trie = (
+            native.TokenTrie(
+                self.byte.astype(np.uint8).tobytes(),
+                self.child_lo,
+                self.child_hi,
+                self.has_tok.astype(np.uint8).tobytes(),
+                self.has_kids.astype(np.uint8).tobytes(),
+                self.sub_lo,
+                self.tok_n,
+                self.sub_hi,
+            )
+            if native is not None and np.dtype(np.intp).itemsize == 8
+            else None
+        )
         self._plain = (
             bytes(self.byte.astype(np.uint8)),
             array("l", self.child_lo.tolist()),
@@ -219,7 +245,7 @@ class Walker:
 
     def _walk_narrow(
         self, dfa: Dfa, state: int, node: int, crossings: bool
-    ) -> tuple[list[int], list[int], list[tuple[int, int]] | None]:
+    ) -> tuple[list[int], list[tuple[int, int]], list[tuple[int, int]] | None]:
         """``walk`` in Python, breadth first, while few bytes get through: per alive
         node, its DFA state's allowed bytes are looked up among the node's sorted
         children (bisect), so the cost is the alive nodes, not the depths' numpy
@@ -230,7 +256,7 @@ class Walker:
         moves, rows = dfa.moves, dfa.rows
         accepting = dfa.accepting_list
         ended = [node] if node and has_tok[node] else []
-        found: list[int] = []
+        found: list[tuple[int, int]] = []
         level = [(node, state)]
         while level:
             # The work of this depth: per node, its allowed bytes bisected, or its
@@ -259,7 +285,7 @@ class Walker:
                     if has_tok[c]:
                         ended.append(c)
                     if crossings and accepting[t] and has_kids[c]:
-                        found.append(c)
+                        found.append((c, t))
                     nxt.append((c, t))
             level = nxt
         return ended, found, None
@@ -272,6 +298,8 @@ class Walker:
             limit = dfa.body_limit(state, BODY)
             if limit:
                 return self._walk_sliced(dfa, state, limit, crossings)
+        if self._trie is not None:
+            return self._walk_compiled(dfa, state, node, crossings)
         ended_nodes, crossing_nodes, level = self._walk_narrow(dfa, state, node, crossings)
         ended: list[IntpArray] = [np.array(ended_nodes, dtype=np.intp)] if ended_nodes else []
         found: list[IntpArray] = [np.array(crossing_nodes, dtype=np.intp)] if crossing_nodes else []
@@ -288,6 +316,85 @@ class Walker:
         ranks = self.ranks(np.concatenate(ended)) if ended else _EMPTY
         return ranks, self._crossings(np.concatenate(found)) if found else _NO_CROSSINGS
 
+    def walk_below(self, dfa: Dfa, state: int, nodes: IntpArray, allowed: BoolArray) -> tuple[IntpArray, IntpArray]:
+        """``walk`` from each of ``nodes`` (distinct, none the root) in the same
+        ``state``, as one walk, for a parser's lexeme that ended at many crossings in
+        one state: the ranks *below* the nodes (not their own spellings) alive to
+        their end are set in ``allowed`` (one flag per rank); returns the crossings'
+        nodes and DFA states (a node below two of ``nodes`` may be listed twice)."""
+        if self._trie is not None:
+            states = np.full(len(nodes), state + 1, dtype=np.intp)
+            _, found = self._compiled_rounds(dfa, nodes.tobytes(), states.tobytes(), True, allowed)
+            pairs = np.frombuffer(b"".join(found), dtype=np.intp).reshape(-1, 2)
+            return pairs[:, 0], pairs[:, 1] - 1
+        ended: list[IntpArray] = []
+        found_pure: list[IntpArray] = []
+        nodes = np.sort(nodes)
+        cuts = np.flatnonzero(np.diff(self.depth[nodes])) + 1
+        for group in np.split(nodes, cuts):
+            # One depth's nodes, sorted: the numpy walk's input.
+            self._walk_numpy(dfa, group, np.full(len(group), state, dtype=np.intp), ended, found_pure, True)
+        if ended:
+            allowed[self.ranks(np.concatenate(ended))] = True
+        if not found_pure:
+            return _EMPTY, _EMPTY
+        pairs = np.concatenate(found_pure)
+        return pairs[:, 0], pairs[:, 1]
+
+    def refused(self, nodes: IntpArray, allowed: BoolArray) -> BoolArray:
+        """Per node of ``nodes``, whether a token strictly below it (longer than its
+        own spelling) is not allowed yet."""
+        if self._trie is not None:
+            return np.frombuffer(self._trie.refused(nodes.tobytes(), allowed), dtype=np.bool_)
+        cand, hi = self.sub_lo[nodes] + self.tok_n[nodes], self.sub_hi[nodes]
+        if not len(nodes):
+            return np.zeros(0, dtype=np.bool_)
+        # Over the span the nodes cover, not the vocabulary.
+        a, b = int(cand.min()), int(hi.max())
+        count = np.concatenate([[0], np.cumsum(~allowed[a:b])])
+        return np.asarray(count[hi - a] > count[cand - a])
+
+    def _compiled_rounds(
+        self, dfa: Dfa, nodes: bytes, states: bytes, crossings: bool, allowed: BoolArray | None = None
+    ) -> tuple[list[bytes], list[bytes]]:
+        """The compiled walk from ``nodes`` in ``states`` (int64 bytes, one-offset
+        states), round after round: the states it reaches before they are expanded
+        come back pending, are expanded here, and their nodes walked on (so the lazy
+        DFA makes only the states tokens reach, as the pure walk does). Returns the
+        ended nodes' and the crossings' bytes of each round (with ``allowed``, the
+        ended ranks are set there instead)."""
+        assert self._trie is not None
+        ended: list[bytes] = []
+        found: list[bytes] = []
+        while True:
+            table, expanded, accepting = dfa.walk_tables()
+            if allowed is None:
+                e, f, nodes, states = self._trie.walk(table, expanded, accepting, nodes, states, crossings)
+            else:
+                e, f, nodes, states = self._trie.walk(table, expanded, accepting, nodes, states, crossings, allowed)
+            if e:
+                ended.append(e)
+            if f:
+                found.append(f)
+            if not nodes:
+                return ended, found
+            for s in set(np.frombuffer(states, dtype=np.intp).tolist()):
+                dfa.expand(s - 1)
+
+    def _walk_compiled(self, dfa: Dfa, state: int, node: int, crossings: bool) -> tuple[IntpArray, Crossings]:
+        """``walk`` in C (``_native_walk.c``, ``_compiled_rounds``)."""
+        start = np.array([node], dtype=np.intp)
+        e, f = self._compiled_rounds(dfa, start.tobytes(), np.array([state + 1], dtype=np.intp).tobytes(), crossings)
+        nodes = np.frombuffer(b"".join(e), dtype=np.intp)
+        if node and self.has_tok[node]:
+            nodes = np.concatenate([start, nodes])
+        ranks = self.ranks(nodes) if len(nodes) else _EMPTY
+        if not f:
+            return ranks, _NO_CROSSINGS
+        # Node numbers are breadth first, so sorted is shallowest first.
+        pairs = np.frombuffer(b"".join(f), dtype=np.intp).reshape(-1, 2) - (0, 1)
+        return ranks, self._crossings(pairs[np.argsort(pairs[:, 0], kind="stable")])
+
     def _walk_sliced(self, dfa: Dfa, state: int, limit: int, crossings: bool) -> tuple[IntpArray, Crossings]:
         """``walk`` from the root for a state that reads up to ``limit`` characters
         of ``BODY`` as a plain run (``Dfa.body_limit``): the tokens made of at most
@@ -301,8 +408,11 @@ class Walker:
             return ended, _NO_CROSSINGS
         # A crossing of the other tokens' trie is a node of the full trie: the same
         # bytes, so the same state, for every token below it.
-        nodes = {self.node_of(int(sl.comp_ranks[lo]), q) for q, lo in zip(cross_c.q.tolist(), cross_c.lo.tolist())}
-        found = np.array(sorted(nodes, key=lambda v: (int(self.depth[v]), v)), dtype=np.intp)
+        nodes = {
+            self.node_of(int(sl.comp_ranks[lo]), q): t
+            for q, lo, t in zip(cross_c.q.tolist(), cross_c.lo.tolist(), cross_c.state.tolist())
+        }
+        found = np.array(sorted(nodes.items()), dtype=np.intp).reshape(-1, 2)  # breadth first: shallowest first
         return ended, self._crossings(found)
 
     def _walk_numpy(
@@ -382,12 +492,16 @@ class Walker:
         if crossings:
             c = accepting[states] & self.has_kids[nodes]
             if c.any():
-                found.append(nodes[c])
+                found.append(np.stack([nodes[c], states[c] - 1], axis=1))
 
-    def _crossings(self, nodes: IntpArray) -> Crossings:
-        """The crossings at ``nodes`` (in the order found: shallowest first)."""
+    def _crossings(self, pairs: IntpArray) -> Crossings:
+        """The crossings at ``pairs`` (rows of node and DFA state, in the order found:
+        shallowest first)."""
+        nodes = np.ascontiguousarray(pairs[:, 0])
         lo = self.sub_lo[nodes]
-        return Crossings(self.depth[nodes], nodes, lo, lo + self.tok_n[nodes], self.sub_hi[nodes])
+        return Crossings(
+            self.depth[nodes], nodes, lo, lo + self.tok_n[nodes], self.sub_hi[nodes], np.ascontiguousarray(pairs[:, 1])
+        )
 
     def walk_reference(self, dfa: Dfa, state: int, node: int) -> tuple[list[int], list[tuple[int, int]]]:
         """``walk``'s result by definition, in Python (for the tests): the ranks below
