@@ -252,3 +252,19 @@ def test_counted_arrays_equal_the_item_automaton(schema: dict[str, Any], monkeyp
             short = [int(i) for i in ids if len(tok.vocab.index.token_bytes[int(i)]) <= 2] or ids.tolist()
             t = eos if eos in ids and rng.random() < 0.2 else int(rng.choice(short))
             assert a.accept(t) and b.accept(t)
+
+
+def test_long_chains_of_empty_edges_need_no_recursion() -> None:
+    """A machine whose states are joined by edges matching the empty string (an
+    object's optional properties skipped one after another) is as deep as it is long:
+    its fronts and derivatives are made without Python recursion (the recursive ones
+    hit Python's limit here), and its language stays exact."""
+    from tokstream.constrain.grammar.nodes import EMPTY
+
+    n = 5000
+    # 0 -a-> 1 and 0 -""-> 1, then "" edges to n, then b: the strings b and ab.
+    edges = (((literal("a"), 1), (EMPTY, 1)), *(((EMPTY, i + 1),) for i in range(1, n)), ((literal("b"), n + 1),), ())
+    dfa = compile_dfa(Machine(edges, tuple(i == n + 1 for i in range(n + 2))))
+    assert dfa is not None
+    assert dfa.matches("b") and dfa.matches("ab")
+    assert not dfa.matches("aab") and not dfa.matches("a") and not dfa.matches("")

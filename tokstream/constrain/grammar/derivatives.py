@@ -85,7 +85,7 @@ MAX_EXPRS: Final = 2_000_000
 MAX_FUEL: Final = 300_000
 
 # Expression kinds.
-_CHARS, _CAT, _ALT, _REP, _MACH, _EMPTY = range(6)
+_EMPTY, _CHARS, _CAT, _ALT, _REP, _MACH = range(6)
 
 
 class Exprs:
@@ -303,97 +303,150 @@ class Exprs:
     # ------------------------------------------------------------ derivatives
 
     def deriv(self, e: int, c: int) -> int:
-        """The derivative of ``e`` by code point ``c``."""
-        key = (e, c)
-        found = self._deriv.get(key)
+        """The derivative of ``e`` by code point ``c``. Iterative, the parts an
+        expression needs first (``_needs``): a machine's chain of states joined by
+        edges that match the empty string (an object's optional properties) is as
+        long as the machine, so recursion would hit Python's limit."""
+        memo = self._deriv
+        found = memo.get((e, c))
         if found is not None:
             return found
-        self._spend(1)
+        if self.kind[e] <= _CHARS:  # a leaf (``_CHARS`` or ``_EMPTY``): nothing needed first
+            self._spend(1)
+            out = memo[(e, c)] = self._deriv_of(e, c)
+            return out
+        stack = [e]
+        expanding: set[int] = set()
+        while stack:
+            x = stack[-1]
+            if (x, c) in memo:
+                stack.pop()
+                continue
+            need = [d for d in self._needs(x) if (d, c) not in memo]
+            if need:
+                self._expanding(x, expanding)
+                stack.extend(need)
+                continue
+            self._spend(1)
+            memo[(x, c)] = self._deriv_of(x, c)
+            stack.pop()
+        return memo[(e, c)]
+
+    def _expanding(self, x: int, expanding: set[int]) -> None:
+        """Note that ``x``'s needed parts are being made. Made depth first, they are
+        all done when ``x`` is on top again, unless one needs ``x`` itself: a loop
+        through parts that match the empty string, which no derivative can end."""
+        if x in expanding:
+            raise UnsupportedGrammarError(f"(size) {self.what}: a loop of parts that all match the empty string")
+        expanding.add(x)
+
+    def _needs(self, e: int) -> list[int]:
+        """The expressions whose derivatives and fronts ``e``'s are made of: a
+        chain's heads up to its first non-nullable one (and its last tail when every
+        head is nullable), an alternation's items, a counter's item, a machine
+        state's unfolding."""
+        kind = self.kind[e]
+        if kind == _CAT:
+            out: list[int] = []
+            cur = e
+            while self.kind[cur] == _CAT:
+                h, t = self.args[cur]
+                assert isinstance(h, int) and isinstance(t, int)
+                out.append(h)
+                if not self.nullable[h]:
+                    return out
+                cur = t
+            out.append(cur)
+            return out
+        if kind == _ALT:
+            (items,) = self.args[e]
+            assert isinstance(items, tuple)
+            return list(items)
+        if kind == _REP:
+            return [self.args[e][0]]  # type: ignore[list-item]
+        if kind == _MACH:
+            return [self._unfold(e)]
+        return []
+
+    def _deriv_of(self, e: int, c: int) -> int:
+        """``deriv(e, c)`` from the derivatives of ``_needs(e)``, which are memoised."""
+        memo = self._deriv
         kind = self.kind[e]
         if kind == _EMPTY:
-            out = NOTHING_ID
-        elif kind == _CHARS:
+            return NOTHING_ID
+        if kind == _CHARS:
             (ranges,) = self.args[e]
             assert isinstance(ranges, tuple)
             i = bisect_right(ranges, (c, 0x110000)) - 1
-            out = EMPTY_ID if i >= 0 and ranges[i][0] <= c <= ranges[i][1] else NOTHING_ID
-        elif kind == _CAT:
-            # Along the chain while the heads are nullable (iteratively: chains are long).
+            return EMPTY_ID if i >= 0 and ranges[i][0] <= c <= ranges[i][1] else NOTHING_ID
+        if kind == _CAT:
+            # Along the chain while the heads are nullable.
             alts: list[int] = []
             cur = e
             while True:
                 if self.kind[cur] != _CAT:
-                    alts.append(self.deriv(cur, c))
+                    alts.append(memo[(cur, c)])
                     break
                 h, t = self.args[cur]
                 assert isinstance(h, int) and isinstance(t, int)
-                alts.append(self.cat(self.deriv(h, c), t))
+                alts.append(self.cat(memo[(h, c)], t))
                 self._spend(1)
                 if not self.nullable[h]:
                     break
                 cur = t
-            out = self.alt(alts)
-        elif kind == _ALT:
+            return self.alt(alts)
+        if kind == _ALT:
             (items,) = self.args[e]
             assert isinstance(items, tuple)
-            parts: list[int] = []
-            for x in items:  # a loop, not a comprehension: one frame per nesting level
-                parts.append(self.deriv(x, c))
-            out = self.alt(parts)
-        elif kind == _REP:
+            return self.alt([memo[(x, c)] for x in items])
+        if kind == _REP:
             x, lo, hi = self.args[e]
             assert isinstance(x, int) and isinstance(lo, int)
             rest = self.rep(x, max(lo - 1, 0), None if hi is None else hi - 1)  # type: ignore[operator]
-            out = self.cat(self.deriv(x, c), rest)
-        else:
-            out = self.deriv(self._unfold(e), c)
-        self._deriv[key] = out
-        return out
+            return self.cat(memo[(x, c)], rest)
+        return memo[(self._unfold(e), c)]
 
     def front(self, e: int) -> frozenset[Ranges]:
-        """The character sets the first character of ``e`` can be read by."""
-        found = self._front.get(e)
+        """The character sets the first character of ``e`` can be read by (iterative,
+        as ``deriv``)."""
+        memo = self._front
+        found = memo.get(e)
         if found is not None:
             return found
-        self.fuel += 1
-        kind = self.kind[e]
-        out: frozenset[Ranges]
-        if kind == _EMPTY:
-            out = frozenset()
-        elif kind == _CHARS:
-            ranges = self.args[e][0]
-            assert isinstance(ranges, tuple)
-            out = frozenset((ranges,))
-        elif kind == _CAT:
-            sets: set[Ranges] = set()
-            cur = e
-            while True:
-                if self.kind[cur] != _CAT:
-                    sets |= self.front(cur)
-                    break
-                h, t = self.args[cur]
-                assert isinstance(h, int) and isinstance(t, int)
-                sets |= self.front(h)
-                self._spend(1)
-                if not self.nullable[h]:
-                    break
-                cur = t
-            out = frozenset(sets)
-        elif kind == _ALT:
-            items = self.args[e][0]
-            assert isinstance(items, tuple)
-            acc: set[Ranges] = set()
-            for x in items:
-                acc |= self.front(x)
-            out = frozenset(acc)
-        elif kind == _REP:
-            x = self.args[e][0]
-            assert isinstance(x, int)
-            out = self.front(x)
-        else:
-            out = self.front(self._unfold(e))
-        self._front[e] = out
-        return out
+        stack = [e]
+        expanding: set[int] = set()
+        while stack:
+            x = stack[-1]
+            if x in memo:
+                stack.pop()
+                continue
+            kind = self.kind[x]
+            if kind == _CHARS:
+                ranges = self.args[x][0]
+                assert isinstance(ranges, tuple)
+                memo[x] = frozenset((ranges,))
+                stack.pop()
+                continue
+            parts = self._needs(x)
+            need = [d for d in parts if d not in memo]
+            if need:
+                self._expanding(x, expanding)
+                stack.extend(need)
+                continue
+            self.fuel += 1
+            if kind == _CAT:
+                self._spend(len(parts))
+            # The union of the parts' fronts (for a chain: its nullable heads and the
+            # first one that is not).
+            if len(parts) == 1:
+                memo[x] = memo[parts[0]]
+            else:
+                acc: set[Ranges] = set()
+                for d in parts:
+                    acc |= memo[d]
+                memo[x] = frozenset(acc)
+            stack.pop()
+        return memo[e]
 
     def _spend(self, units: int) -> None:
         # Only a state's expansion is budgeted (``moves``); interning is linear in
