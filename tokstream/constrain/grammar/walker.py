@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Final, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from ..._native_loader import native
+from ...compiled import TokenTrie
 from .charset import normalize
 
 if TYPE_CHECKING:
@@ -207,7 +207,7 @@ class Walker:
         self.multi = bool((self.tok_n > 1).any())
         # The compiled walk's copy of the trie (``_native_walk.c``), when it is built.
         self._trie = (
-            native.TokenTrie(
+            TokenTrie(
                 self.byte.astype(np.uint8).tobytes(),
                 self.child_lo,
                 self.child_hi,
@@ -217,7 +217,7 @@ class Walker:
                 self.tok_n,
                 self.sub_hi,
             )
-            if native is not None and np.dtype(np.intp).itemsize == 8
+            if TokenTrie is not None and np.dtype(np.intp).itemsize == 8
             else None
         )
         self._plain = (
