@@ -107,16 +107,17 @@ class _Compiled:
         self.walker = walker
         self.single_lexeme = single_lexeme
         self.nbytes = _STATE_BYTES * sum(d.n_states for d in grammar.dfas)
-        self._walks: dict[tuple[int, int, int], tuple[IntpArray, Crossings]] = {}
+        self._walks: dict[tuple[int, int], tuple[IntpArray, Crossings]] = {}
 
-    def walk(self, terminal: int, state: int, node: int) -> tuple[IntpArray, Crossings]:
-        """The walker's walk from ``node``, cached."""
-        key = (terminal, state, node)
+    def walk(self, terminal: int, state: int) -> tuple[IntpArray, Crossings]:
+        """The walker's walk of a pair from the trie's root, cached (below crossings,
+        ``_resolve`` walks many nodes at once instead, uncached)."""
+        key = (terminal, state)
         found = self._walks.get(key)
         if found is None:
             # Two threads may both compute it: the same value, so no lock.
             dfa = self.grammar.dfas[terminal]
-            found = self._walks[key] = self.walker.walk(dfa, state, node, crossings=not self.single_lexeme)
+            found = self._walks[key] = self.walker.walk(dfa, state, 0, crossings=not self.single_lexeme)
         return found
 
     def words(self, s: ESet) -> Int32Array:
@@ -129,7 +130,7 @@ class _Compiled:
             # No crossings: the union of the pairs' walks. Few tokens (inside a name,
             # a literal, a number) are packed straight into the words, skipping the
             # three vocabulary-wide passes of the dense route.
-            ranks = [self.walk(t, q, 0)[0] for t, q in s.pairs]
+            ranks = [self.walk(t, q)[0] for t, q in s.pairs]
             total = sum(len(r) for r in ranks)
             if total <= _SPARSE_PACK:
                 ids = w.order[np.concatenate(ranks)] if ranks else np.zeros(0, dtype=np.intp)
@@ -161,7 +162,7 @@ class _Compiled:
         found: list[tuple[int, int, IntpArray, IntpArray]] = []
         for terminal, state in s.pairs:
             if nodes is None:
-                ended, c = self.walk(terminal, state, 0)
+                ended, c = self.walk(terminal, state)
                 allowed[ended] = True
                 cross, ends = c.node, c.state
             else:
