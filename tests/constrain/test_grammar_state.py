@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from strategies import hyp_settings
 
 import tokstream
+from tokstream.constrain.grammar import earley
 from tokstream.errors import UnsupportedGrammarError
 
 TIDS = ("o200k_base", "hf/llama3_tokenizer.json", "hf/mistral_7b_v1_tokenizer.json")
@@ -207,10 +208,14 @@ def test_heal_then_regex(tid: str, seed: int) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("name", "max_sets"), [("arith", 40), ("lists", 12)])
-def test_forgetting_sets_keeps_masks_and_bounds_memory(name: str, max_sets: int) -> None:
+def test_forgetting_sets_keeps_masks_and_bounds_memory(
+    name: str, max_sets: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A grammar that clears its memos every few new sets (``Grammar.max_sets``) gives
     the same masks as one that keeps them, and holds only a bounded number of sets
     across many outputs of a recursive grammar (each nesting level is a new set)."""
+    # Only this grammar's own budget here (the shared one is the next test's).
+    monkeypatch.setattr(earley, "MAX_SETS_ALL", 1 << 40)
     tid = "o200k_base"
     tok = fixture_tokenizer(tid)
     eos = eos_of(tid)
@@ -242,3 +247,41 @@ def test_forgetting_sets_keeps_masks_and_bounds_memory(name: str, max_sets: int)
     # so the bound is a few times max_sets; without forgetting it grows per output.
     assert high <= 8 * grammar.max_sets, f"{high} sets held with max_sets={grammar.max_sets}"
     assert len(keep._compiled.grammar._intern) > high  # the memos alone keep more
+
+
+@pytest.mark.slow
+def test_all_grammars_forget_together(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After ``MAX_SETS_ALL`` new sets in all grammars, every grammar clears its memos,
+    idle ones included (a server's compile cache holds many): an idle grammar keeps
+    only the sets a state still holds, and its masks stay the same."""
+    tid = "o200k_base"
+    tok = fixture_tokenizer(tid)
+    eos = eos_of(tid)
+    idle = tokstream.grammar_constraint(tok, GRAMMARS["arith"] + "\n// idle\n", eos_id=eos)
+    busy = tokstream.grammar_constraint(tok, GRAMMARS["arith"] + "\n// busy\n", eos_id=eos)
+    rng = random.Random(7)
+
+    def trace(c: tokstream.Constraint[Any], steps: int) -> list[np.ndarray]:
+        state, masks = c.fork(), []
+        for _ in range(steps):
+            ids = state.allowed_ids()
+            masks.append(ids)
+            choices = [int(i) for i in ids if i != eos]
+            if not choices:
+                break
+            assert state.accept(rng.choice(choices))
+        return masks
+
+    monkeypatch.setattr(earley, "MAX_SETS_ALL", 1 << 40)
+    rng.seed(1)
+    before = trace(idle, 30)
+    gc.collect()
+    grammar = idle._compiled.grammar
+    held = len(grammar._intern)
+    assert held > 5  # the memos keep the walk's sets
+    monkeypatch.setattr(earley, "MAX_SETS_ALL", 8)
+    trace(busy, 30)  # more than 8 new sets: every grammar forgets
+    gc.collect()
+    assert len(grammar._intern) < held
+    rng.seed(1)
+    assert all(np.array_equal(a, b) for a, b in zip(before, trace(idle, 30), strict=True))

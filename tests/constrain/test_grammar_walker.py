@@ -148,6 +148,7 @@ def test_walk_from_the_root(tid: str, path: str, pattern: str) -> None:
         r'"[^"\\\x00-\x1f]{0,3}" ?x',  # bounded: longer body tokens are refused
         r'"([^"\\\x00-\x1f]|\\["\\/bfnrt]){2,6}",',  # escapes beside the raw characters
         r'"[^"\\\x00-\x1f]{1,40}("|a)',  # the tail starts with a body character: no slicing
+        r'"[^"\\\x00-\x1f]{4,300}"\}?',  # a long count with a minimum
         r'"[^"\x00-\x1f]*"',  # a backslash in the run: not the body's alphabet, no slicing
     ],
 )

@@ -22,8 +22,13 @@ The mask of a set is built from its *scan pairs* ``(terminal, DFA state)``:
   closes (``",``, ``"}``, ``"]`` ...) shares one new set. The tokens below all the
   crossings that share a set are then walked from its pairs at once
   (``Walker.walk_below``), recursively; crossings whose tokens are all allowed
-  already are dropped first (``Walker.refused``). A regex is one lexeme that nothing follows:
-  no crossings are collected.
+  already are dropped first (``Walker.refused``). The new set's own pair for the
+  lexeme going on (the moved scans, in the end state) is skipped there: the walk
+  that found the crossing goes on below it through the same DFA states and finds
+  the same later crossings, whose sets are the same (``after_lexeme`` of the moved
+  scans). Walking it again made a run of JSON whitespace (20 states, each
+  accepting) 20 nested sets, each walking the rest of the run again.
+  A regex is one lexeme that nothing follows: no crossings are collected.
 
 The set's mask (packed int32 words, ``TokenMasker.bitmask``'s layout) is cached on
 the set; ``Allowed.words`` hands it to ``TokenMasker`` (one copy, ~13 us on
@@ -148,7 +153,12 @@ class _Compiled:
         return words
 
     def _resolve(
-        self, s: ESet, allowed: npt.NDArray[np.bool_], nodes: IntpArray | None, seen: dict[ESet, set[int]]
+        self,
+        s: ESet,
+        allowed: npt.NDArray[np.bool_],
+        nodes: IntpArray | None,
+        seen: dict[ESet, set[int]],
+        covered: tuple[int, int] | None = None,
     ) -> None:
         """Mark in ``allowed`` (per rank) the tokens below the trie ``nodes`` (None:
         the root) whose remaining bytes set ``s`` (the set after each node's bytes)
@@ -157,10 +167,14 @@ class _Compiled:
         may end) the parser takes the lexeme's end once per DFA state it ends in
         (``ESet.after_lexeme``), and the tokens below all the crossings that share
         that set are walked from it at once (``Walker.walk_below``), recursively.
-        ``seen``: per set, the nodes already walked from it."""
+        ``seen``: per set, the nodes already walked from it. ``covered``: a pair of
+        ``s`` whose walk below ``nodes`` the caller's walk has done already (module
+        notes), skipped."""
         w = self.walker
         found: list[tuple[int, int, IntpArray, IntpArray]] = []
         for terminal, state in s.pairs:
+            if (terminal, state) == covered:
+                continue
             if nodes is None:
                 ended, c = self.walk(terminal, state)
                 allowed[ended] = True
@@ -175,18 +189,30 @@ class _Compiled:
             keep = w.refused(cross, allowed)
             if not keep.any():
                 continue
-            cross, ends = cross[keep], ends[keep]
-            for to in np.unique(ends).tolist():
+            # Grouped by end state in Python: the groups are a few nodes each, where
+            # numpy's unique and one mask per state cost more than the pass.
+            by_end: dict[int, list[int]] = {}
+            for v, to in zip(cross[keep].tolist(), ends[keep].tolist()):
+                by_end.setdefault(to, []).append(v)
+            for to in sorted(by_end):
                 nxt = s.after_lexeme(terminal, state, to)
                 if nxt is None:
                     continue
                 # The same set from the same node via another pair or lexeme split:
                 # once. (The set itself is the key: a grammar may forget sets.)
                 done = seen.setdefault(nxt, set())
-                fresh = [v for v in cross[ends == to].tolist() if v not in done]
+                fresh = []
+                for v in by_end[to]:
+                    if v not in done:
+                        done.add(v)
+                        fresh.append(v)
                 if fresh:
-                    done.update(fresh)
-                    self._resolve(nxt, allowed, np.array(fresh, dtype=np.intp), seen)
+                    # The lexeme going on past ``to`` from ``nxt`` is this walk's own
+                    # continuation below these crossings (the same tokens, the same
+                    # later crossings and sets), unless ``nxt`` also starts a lexeme
+                    # of this terminal and ``to`` is the start state.
+                    skip = None if to == 0 and nxt.started >> terminal & 1 else (terminal, to)
+                    self._resolve(nxt, allowed, np.array(fresh, dtype=np.intp), seen, skip)
 
 
 #: A grammar constraint's value: (the Earley set, whether EOS was accepted).

@@ -36,6 +36,10 @@ nesting level of ``((1`` is one): ~4 KB a set, ~1,200 sets per 40-token arithmet
 output on o200k_base. So after ``MAX_SETS`` new sets a grammar clears every set's
 memo (``Grammar._forget``): the sets no constraint holds are freed with their masks,
 and the next visit recomputes them (a first mask's cost, once per ``MAX_SETS``).
+All grammars together forget after ``MAX_SETS_ALL`` new sets: a server's compile
+cache keeps dozens of grammars, and every object their sets hold is visited by each
+full garbage collection, a pause that lands on whatever compile or mask runs then.
+A closed set keeps its scans as a tuple, and no item set.
 """
 
 from __future__ import annotations
@@ -50,10 +54,18 @@ from .automaton import Dfa, compile_dfa
 from .derivatives import Exprs
 from .nodes import Alt, Node, Repeat
 
-__all__ = ["MAX_SETS", "ESet", "Grammar"]
+__all__ = ["MAX_SETS", "MAX_SETS_ALL", "ESet", "Grammar"]
 
 #: New sets a grammar makes before it clears its memos (module notes): ~32 MB of sets.
 MAX_SETS: Final = 8192
+#: New sets all grammars make together before every grammar clears its memos: a
+#: server's compile cache holds dozens of grammars, each with the sets its last walks
+#: reached, and a full garbage collection visits every object they keep (~0.9 s
+#: for 60 cached JSON Schemas' 97,000 sets, which a compile or a mask then waited on).
+MAX_SETS_ALL: Final = 16384
+
+_grammars: Final[weakref.WeakSet[Grammar]] = weakref.WeakSet()
+_made_all = [0]  # new sets since every grammar last forgot (a list: one mutable cell)
 
 #: A dotted item: (rule id, dot, origin set or None for "this set").
 Item = tuple[int, int, Optional["ESet"]]
@@ -174,6 +186,7 @@ class Grammar:
         self.max_sets = MAX_SETS
         self._made = 0  # new sets since the memos were last cleared
         self.initial = ESet.closure(self, [], [(r, 0, None) for r in self.by_lhs[self.start]])
+        _grammars.add(self)
 
     def _prune(self) -> None:
         """Drop the rules that use an unproductive symbol (a terminal nothing can
@@ -218,9 +231,26 @@ class Grammar:
                     found = ESet.closure(self, list(scans), [])
                     self._intern[scans] = found
                     self._made += 1
+                    _made_all[0] += 1
                     if self._made > self.max_sets:
                         self._forget()
+                    if _made_all[0] > MAX_SETS_ALL:
+                        self._forget_all()
         return found
+
+    def _forget_all(self) -> None:
+        """``_forget`` in every grammar (under this one's lock). The others' locks are
+        only tried: a grammar busy in another thread is skipped (no lock order, so no
+        deadlock); it forgets on its own budget."""
+        _made_all[0] = 0
+        for g in list(_grammars):
+            if g is self:
+                g._forget()
+            elif g._lock.acquire(blocking=False):
+                try:
+                    g._forget()
+                finally:
+                    g._lock.release()
 
     def _forget(self) -> None:
         """Clear every set's memo of its successors (module notes; under the lock):
@@ -257,18 +287,22 @@ class ESet:
     the start rule is complete here; ``step(b)`` / ``run(data)`` give the next set or
     None (dead). ``cache`` holds what the constraint layer derives (its mask)."""
 
-    __slots__ = ("__weakref__", "_next", "cache", "can_end", "grammar", "items", "pairs", "scans", "waiting")
+    __slots__ = ("__weakref__", "_next", "cache", "can_end", "grammar", "pairs", "scans", "started", "waiting")
 
     def __init__(self, grammar: Grammar) -> None:
         self.grammar = grammar
-        self.items: set[Item] = set()
-        self.scans: set[Scan] = set()
+        # A tuple, not a set, once closed: a server holds many sets (``Grammar._forget``)
+        # and every container they keep is one more object for each full collection.
+        self.scans: tuple[Scan, ...] = ()
         self.waiting: dict[int, list[Item]] = {}
         self.can_end = False
         # Per byte, and per (terminal, state, state) for ``after_lexeme``.
         self._next: dict[int | tuple[int, int, int], Any] = {}
         self.cache: object = None
         self.pairs: tuple[tuple[int, int], ...] = ()
+        #: The terminals whose lexemes the closure starts in this set (state 0), as
+        #: bits (``1 << terminal``).
+        self.started = 0
 
     @staticmethod
     def closure(grammar: Grammar, scans: list[Scan], seeds: list[Item]) -> ESet:
@@ -276,8 +310,11 @@ class ESet:
         completion."""
         s = ESet(grammar)
         rules, dfas, nullable, by_lhs = grammar.rules, grammar.dfas, grammar.nullable, grammar.by_lhs
-        items, waiting = s.items, s.waiting
+        waiting = s.waiting
+        items: set[Item] = set()
+        found: set[Scan] = set()
         agenda: list[Item] = []
+        started = 0
 
         def add(item: Item) -> None:
             if item not in items:
@@ -285,7 +322,7 @@ class ESet:
                 agenda.append(item)
 
         for scan in scans:
-            s.scans.add(scan)
+            found.add(scan)
             r, dot, origin, state = scan
             if dfas[~rules[r][1][dot]].accepting[state]:
                 add((r, dot + 1, origin))
@@ -312,10 +349,13 @@ class ESet:
                 if nullable[sym]:
                     add((r, dot + 1, origin))
             else:
-                s.scans.add((r, dot, origin, 0))
+                found.add((r, dot, origin, 0))
+                started |= 1 << ~sym
                 if dfas[~sym].nullable:
                     add((r, dot + 1, origin))
-        s.pairs = tuple(sorted({(~rules[r][1][dot], state) for r, dot, _, state in s.scans}))
+        s.scans = tuple(found)
+        s.pairs = tuple(sorted({(~rules[r][1][dot], state) for r, dot, _, state in found}))
+        s.started = started
         return s
 
     def step(self, byte: int) -> ESet | None:
