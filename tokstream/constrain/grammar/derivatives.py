@@ -102,7 +102,9 @@ class Exprs:
         self.nullable: list[bool] = [False, True]
         self._ids: dict[tuple[object, ...], int] = {(_CHARS, ()): NOTHING_ID, (_CAT,): EMPTY_ID}
         self._deriv: dict[tuple[int, int], int] = {}
-        self._front: dict[int, frozenset[Ranges]] = {}
+        # Fronts as sorted tuples, not frozensets: the garbage collector stops tracking
+        # tuples of ints, and a large schema's expressions keep tens of thousands.
+        self._front: dict[int, tuple[Ranges, ...]] = {}
         self._body: dict[tuple[int, Ranges], int] = {}
         # Machines: per machine, per state, its unfolded expression (or None).
         self._machines: list[tuple[Machine, list[int | None], list[bool]]] = []
@@ -406,7 +408,7 @@ class Exprs:
             return self.cat(memo[(x, c)], rest)
         return memo[(self._unfold(e), c)]
 
-    def front(self, e: int) -> frozenset[Ranges]:
+    def front(self, e: int) -> tuple[Ranges, ...]:
         """The character sets the first character of ``e`` can be read by (iterative,
         as ``deriv``)."""
         memo = self._front
@@ -424,7 +426,7 @@ class Exprs:
             if kind == _CHARS:
                 ranges = self.args[x][0]
                 assert isinstance(ranges, tuple)
-                memo[x] = frozenset((ranges,))
+                memo[x] = (ranges,)
                 stack.pop()
                 continue
             parts = self._needs(x)
@@ -443,8 +445,8 @@ class Exprs:
             else:
                 acc: set[Ranges] = set()
                 for d in parts:
-                    acc |= memo[d]
-                memo[x] = frozenset(acc)
+                    acc.update(memo[d])
+                memo[x] = tuple(sorted(acc))
             stack.pop()
         return memo[e]
 
