@@ -112,6 +112,10 @@ TARGET_STEP_P50_US = 50.0
 TARGET_STEP_P99_US = 5000.0
 JSON_SAMPLE = FIXTURES / "jsonschemabench" / "schemas_sample.jsonl.xz"
 TARGET_TTFM_MS = 100.0
+#: Issue 28's targets against llguidance in the same run (ours / theirs at most this),
+#: and the floor below which the engine may not be called done (10x on each).
+RATIO_TARGETS = (("TTFM p50", 3.0), ("TTFM p99", 3.0), ("TBM p50", 1.0), ("TBM p99", 2.0))
+RATIO_FLOOR = 10.0
 #: Per-schema limits: tokstream's compile and the instance generation (SIGALRM;
 #: ``--json-timeout``), outlines-core's Index (a worker process, killed; its Index
 #: takes seconds on many schemas, minutes on some).
@@ -1224,12 +1228,41 @@ def summarize_json(v: Vocab, runs: list[SchemaRun], names: list[str]) -> list[bo
         results.append(ok)
         print(f"  target tokstream TTFM p50 {p50:.2f} ms <= {TARGET_TTFM_MS:.0f} ms  {verdict(ok)}")
         if "llguidance" in names:
+            results.extend(_ratio_targets(runs))
             ok = len(compiled["tokstream"]) >= len(compiled["llguidance"])
             results.append(ok)
             print(
                 f"  target tokstream coverage {len(compiled['tokstream'])} >= llguidance's {len(compiled['llguidance'])}  {verdict(ok)}"
             )
     return results
+
+
+def _ratio_targets(runs: list[SchemaRun]) -> list[bool]:
+    """tokstream / llguidance for TTFM p50, p99 and TBM p50, p99 (each engine over the
+    schemas it compiled and the steps it walked), against ``RATIO_TARGETS``, and
+    whether each is within ``RATIO_FLOOR``."""
+    figures: dict[str, list[float]] = {}
+    for n in ("tokstream", "llguidance"):
+        ttfm = [float(r.results[n].total_ms) for r in runs if n in r.results]
+        steps = [s for r in runs if n in r.results for s in r.results[n].steps]
+        figures[n] = [
+            pct([int(t * 1e6) for t in ttfm], 0.5) / 1e3,
+            pct([int(t * 1e6) for t in ttfm], 0.99) / 1e3,
+            pct(steps, 0.5),
+            pct(steps, 0.99),
+        ]
+    out: list[bool] = []
+    for (what, target), ours, theirs in zip(RATIO_TARGETS, figures["tokstream"], figures["llguidance"]):
+        ratio = ours / theirs if theirs > 0 else math.inf
+        ok = ratio <= target
+        out.append(ok)
+        unit = "ms" if what.startswith("TTFM") else "us"
+        floor = "within" if ratio <= RATIO_FLOOR else "outside"
+        print(
+            f"  target tokstream {what} / llguidance's: {ours:.2f} / {theirs:.2f} {unit} = {ratio:.2f}x <= {target:g}x"
+            f"  {verdict(ok)} ({floor} the {RATIO_FLOOR:g}x floor)"
+        )
+    return out
 
 
 def bench_json(args: argparse.Namespace) -> list[bool]:
