@@ -131,6 +131,36 @@ def test_refusals_name_keyword_and_pointer(tok: tokstream.Tokenizer, schema: Any
     assert keyword in str(info.value)
 
 
+def _nested(depth: int, keyword: str) -> dict[str, Any]:
+    """A schema nesting ``keyword`` ``depth`` times, built without recursion."""
+    node: dict[str, Any] = {"type": "integer"}
+    for _ in range(depth):
+        if keyword == "properties":
+            node = {"type": "object", "properties": {"a": node}}
+        elif keyword == "anyOf":
+            node = {"anyOf": [node]}
+        else:
+            node = {"type": "array", "items": node}
+    return node
+
+
+@pytest.mark.parametrize("keyword", ["items", "properties", "anyOf"])
+def test_deep_schemas_are_refused_by_size_with_keyword_and_pointer(tok: tokstream.Tokenizer, keyword: str) -> None:
+    """A schema nested 10,000 deep (json.dumps alone would raise RecursionError) is
+    refused early, naming ``(size)``, the nesting keyword and a pointer through it;
+    the text of one is refused by ``(size)`` too; one 60 deep compiles."""
+    deep = _nested(10_000, keyword)
+    with pytest.raises(UnsupportedSchemaError, match=r"\(size\)") as info:
+        json_schema_constraint(tok, deep)
+    assert info.value.keyword == keyword, str(info.value)
+    step = {"items": "/items", "properties": "/properties/a", "anyOf": "/anyOf/0"}[keyword]
+    assert info.value.pointer is not None and info.value.pointer.startswith(step * 50), str(info.value)[:200]
+    text = "{" + '"items": {' * 10_000 + "}" * 10_001
+    with pytest.raises(UnsupportedSchemaError, match=r"\(size\)"):
+        json_schema_constraint(tok, text)
+    assert json_schema_constraint(tok, _nested(60, keyword)).allowed_ids().size
+
+
 def test_malformed_and_unsatisfiable_schemas(tok: tokstream.Tokenizer) -> None:
     with pytest.raises(UnsupportedSchemaError, match=r"not valid JSON.*line 1"):
         json_schema_constraint(tok, '{"type": ')

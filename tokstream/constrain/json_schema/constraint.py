@@ -22,6 +22,7 @@ from ..grammar.nodes import EMPTY, Chars, Node, Repeat
 from ..grammar.regex import parse_regex
 from ..healing import Healing
 from .compiler import compile_schema
+from .schema import MAX_DEPTH, check_depth
 
 if TYPE_CHECKING:
     from ...tokenizer import Tokenizer
@@ -110,6 +111,13 @@ def json_schema_constraint(
             raise UnsupportedSchemaError(
                 f"the schema is not valid JSON: {e.msg} (line {e.lineno}, column {e.colno})"
             ) from e
+        except RecursionError as e:
+            # json's decoder recurses per level, before any pointer is known.
+            raise UnsupportedSchemaError(
+                f"(size) the schema text nests deeper than Python's JSON decoder reads (more than {MAX_DEPTH} "
+                "objects and arrays deep are refused anyway); flatten it"
+            ) from e
+    check_depth(schema)  # before json.dumps and the compiler, which recurse per level
     source = canonical_json(schema)
     ws = _whitespace(whitespace)
     root = json.loads(source)  # a private copy: later edits to the caller's dict change nothing

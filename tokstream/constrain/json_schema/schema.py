@@ -34,7 +34,19 @@ from urllib.parse import unquote
 from ...errors import UnsupportedSchemaError
 from ..grammar.automaton import Dfa, compile_dfa
 
-__all__ = ["ANNOTATIONS", "ATOMS", "Bound", "Norm", "Schema", "Sub", "atom_of", "json_equal", "string_matches"]
+__all__ = [
+    "ANNOTATIONS",
+    "ATOMS",
+    "MAX_DEPTH",
+    "Bound",
+    "Norm",
+    "Schema",
+    "Sub",
+    "atom_of",
+    "check_depth",
+    "json_equal",
+    "string_matches",
+]
 
 #: Keywords with no effect on validity.
 ANNOTATIONS: Final = frozenset(
@@ -76,6 +88,32 @@ REFUSED: Final = {
 }
 #: The type atoms: "number" is {int, frac}, "integer" is {int}.
 ATOMS: Final = frozenset({"null", "boolean", "object", "array", "string", "int", "frac"})
+#: Nesting levels (objects and arrays) a schema document may have: the compiler and
+#: ``json`` recurse once or more per level, so deeper is refused before either runs.
+MAX_DEPTH: Final = 200
+#: Keywords whose object's keys are names (of properties, definitions), not keywords.
+_NAMED: Final = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
+#: Keywords whose values are or hold subschemas (what makes a schema nest).
+_NESTING: Final = _NAMED | frozenset(
+    {
+        "items",
+        "prefixItems",
+        "additionalItems",
+        "additionalProperties",
+        "anyOf",
+        "allOf",
+        "oneOf",
+        "not",
+        "if",
+        "then",
+        "else",
+        "contains",
+        "propertyNames",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+        "dependencies",
+    }
+)
 _TYPE_ATOMS: Final = {
     "null": frozenset({"null"}),
     "boolean": frozenset({"boolean"}),
@@ -216,11 +254,11 @@ class Schema:
             if isinstance(base, str):
                 self.base = base.split("#", 1)[0]
         self.anchors: dict[str, str] = {}  # "#name" / "$id" -> pointer
+        check_depth(root)
         self._index(root, "", 0)
 
     def _index(self, node: Any, ptr: str, depth: int) -> None:
-        if depth > 200:
-            raise UnsupportedSchemaError("the schema nests more than 200 levels", None, ptr)
+        # At most MAX_DEPTH levels (``check_depth`` ran first): the recursion is bounded.
         if isinstance(node, dict):
             anchor = node.get("$anchor")
             if isinstance(anchor, str):
@@ -529,3 +567,34 @@ def string_matches(keyword: str, text: str, value: str, ptr: str) -> bool:
     except UnsupportedSchemaError as e:
         raise UnsupportedSchemaError(e.message, e.keyword or keyword, ptr) from e
     return dfa is not None and dfa.matches(value)
+
+
+def check_depth(root: Any) -> None:
+    """Raise ``UnsupportedSchemaError`` naming ``(size)``, the keyword and the JSON
+    pointer where ``root`` nests more than ``MAX_DEPTH`` objects and arrays deep.
+    Iterative (a stack, not recursion), so any depth is read; a shared subtree is
+    walked once per path to it, bounded by the schema's JSON size."""
+    stack: list[tuple[Any, str, int]] = [(root, "", 0)]
+    while stack:
+        node, ptr, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise UnsupportedSchemaError(
+                f"(size) the schema nests more than {MAX_DEPTH} objects and arrays deep; flatten it "
+                "(a $ref to a definition nests it once)",
+                _keyword_of(ptr),
+                ptr,
+            )
+        if isinstance(node, dict):
+            stack.extend((v, f"{ptr}/{_escape(k)}", depth + 1) for k, v in node.items() if isinstance(v, (dict, list)))
+        elif isinstance(node, list):
+            stack.extend((v, f"{ptr}/{i}", depth + 1) for i, v in enumerate(node) if isinstance(v, (dict, list)))
+
+
+def _keyword_of(ptr: str) -> str | None:
+    """The keyword holding subschemas that a JSON pointer last goes through (the one
+    that nests), else its last keyword: a segment that is neither an array index nor
+    a name under ``properties`` and the like."""
+    parts = [p.replace("~1", "/").replace("~0", "~") for p in ptr.split("/")[1:]]
+    keywords = [p for i, p in enumerate(parts) if not p.isdigit() and not (i > 0 and parts[i - 1] in _NAMED)]
+    nesting = [p for p in keywords if p in _NESTING]
+    return nesting[-1] if nesting else keywords[-1] if keywords else None
