@@ -92,6 +92,7 @@ import argparse
 import asyncio
 import codecs
 import functools
+import gc
 import importlib.util
 import json
 import math
@@ -856,6 +857,11 @@ async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> 
 
 async def start(port: int = 0) -> asyncio.Server:
     """The server on 127.0.0.1 (``port=0``: an ephemeral port)."""
+    # What is loaded by now (the tokenizer, its vocabulary index, the model) lives as
+    # long as the server: out of the collector's reach, a full garbage collection in a
+    # compile thread no longer walks it while holding the GIL, which every client's
+    # request waits on (Python's gc.freeze, meant for long-lived servers).
+    gc.freeze()
     # limit: a line longer than the headers may be is refused (431/414) without buffering it.
     return await asyncio.start_server(handle, HOST, port, limit=MAX_HEADERS)
 
