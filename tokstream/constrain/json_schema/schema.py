@@ -254,11 +254,11 @@ class Schema:
             if isinstance(base, str):
                 self.base = base.split("#", 1)[0]
         self.anchors: dict[str, str] = {}  # "#name" / "$id" -> pointer
-        check_depth(root)
         self._index(root, "", 0)
 
     def _index(self, node: Any, ptr: str, depth: int) -> None:
-        # At most MAX_DEPTH levels (``check_depth`` ran first): the recursion is bounded.
+        if depth > MAX_DEPTH:
+            raise _too_deep(ptr)
         if isinstance(node, dict):
             anchor = node.get("$anchor")
             if isinstance(anchor, str):
@@ -572,22 +572,28 @@ def string_matches(keyword: str, text: str, value: str, ptr: str) -> bool:
 def check_depth(root: Any) -> None:
     """Raise ``UnsupportedSchemaError`` naming ``(size)``, the keyword and the JSON
     pointer where ``root`` nests more than ``MAX_DEPTH`` objects and arrays deep.
-    Iterative (a stack, not recursion), so any depth is read; a shared subtree is
-    walked once per path to it, bounded by the schema's JSON size."""
+    Iterative (a stack, not recursion), so any depth is read: for a caller that must
+    recurse over the document before ``Schema`` does (``json.dumps``); ``Schema``
+    checks the same bound as it indexes."""
     stack: list[tuple[Any, str, int]] = [(root, "", 0)]
     while stack:
         node, ptr, depth = stack.pop()
         if depth > MAX_DEPTH:
-            raise UnsupportedSchemaError(
-                f"(size) the schema nests more than {MAX_DEPTH} objects and arrays deep; flatten it "
-                "(a $ref to a definition nests it once)",
-                _keyword_of(ptr),
-                ptr,
-            )
+            raise _too_deep(ptr)
         if isinstance(node, dict):
             stack.extend((v, f"{ptr}/{_escape(k)}", depth + 1) for k, v in node.items() if isinstance(v, (dict, list)))
         elif isinstance(node, list):
             stack.extend((v, f"{ptr}/{i}", depth + 1) for i, v in enumerate(node) if isinstance(v, (dict, list)))
+
+
+def _too_deep(ptr: str) -> UnsupportedSchemaError:
+    """The refusal of a schema nesting past ``MAX_DEPTH`` at ``ptr``."""
+    return UnsupportedSchemaError(
+        f"(size) the schema nests more than {MAX_DEPTH} objects and arrays deep; flatten it "
+        "(a $ref to a definition nests it once)",
+        _keyword_of(ptr),
+        ptr,
+    )
 
 
 def _keyword_of(ptr: str) -> str | None:
